@@ -1,0 +1,1 @@
+"""The local development server behind `make serve`. Never part of the Lambda artifact."""

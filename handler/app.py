@@ -1,0 +1,108 @@
+"""The Lambda entry point: `handler.app.lambda_handler`.
+
+Checks run in the protocol's order: the method (405), the body's size (413), the
+signature header's shape and age (401, no key needed), the key (500 no_key), the
+signature itself (401), and only then is the body read and the request served.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from handler.key import KeyUnavailable, MedianKeySource, log_key_unavailable
+from handler.observability import logger
+from handler.protocol import ALLOWED_METHODS, MAX_BODY_BYTES, SIGNATURE_HEADER, ErrorCode
+from handler.request import BadEvent, BodyTooLarge, method_of, read_request
+from handler.responses import error_answer, json_answer, method_not_allowed, raw_json_answer
+from handler.signature import SignatureError, matches, parse_header
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from handler.request import Request
+    from handler.signature import SignatureHeader
+
+key_source = MedianKeySource()
+_manifest_answer: tuple[int, str] | None = None
+
+
+def manifest_answer() -> dict[str, Any]:
+    """GET's answer, built from the tools once per container."""
+    global _manifest_answer
+    if _manifest_answer is None:
+        from handler.manifest import build_manifest
+        from handler.registry import load_tools
+        from handler.responses import error_body, to_json
+
+        manifest, problems = build_manifest(load_tools())
+        if problems:
+            logger.error(
+                "The tools break Median's sync rules; GET answers 500", extra={"problems": [str(p) for p in problems]}
+            )
+            message = "The endpoint's tools break Median's sync rules: " + "; ".join(str(p) for p in problems)
+            _manifest_answer = (500, to_json(error_body(ErrorCode.INVALID_MANIFEST, message, post=False)))
+        else:
+            _manifest_answer = (200, to_json(manifest))
+    status, body = _manifest_answer
+    return raw_json_answer(status, body)
+
+
+def _verified(request: Request, header: SignatureHeader) -> bool:
+    """Whether the signature matches the key, reading the key anew once if it may have been rotated."""
+    key = key_source.get()
+    if matches(header, key, request.body):
+        return True
+    try:
+        fresh = key_source.refreshed_after_mismatch(key)
+    except KeyUnavailable as error:
+        log_key_unavailable(error)
+        return False
+    return fresh is not None and matches(header, fresh, request.body)
+
+
+def _request_id(request: Request, context: LambdaContext | None) -> str:
+    return getattr(context, "aws_request_id", None) or request.request_id or uuid.uuid4().hex
+
+
+def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
+    try:
+        method = method_of(event)
+    except BadEvent as error:
+        return error_answer(400, ErrorCode.BAD_REQUEST, str(error), post=False)
+    if method not in ALLOWED_METHODS:
+        return method_not_allowed()
+    post = method == "POST"
+    try:
+        request = read_request(event, method)
+    except BodyTooLarge:
+        return error_answer(413, ErrorCode.TOO_LARGE, f"The body is over {MAX_BODY_BYTES:,} bytes.", post=post)
+    except BadEvent as error:
+        return error_answer(400, ErrorCode.BAD_REQUEST, str(error), post=post)
+
+    try:
+        header = parse_header(request.header(SIGNATURE_HEADER))
+        if not _verified(request, header):
+            raise SignatureError.mismatch()
+    except SignatureError as refused:
+        logger.warning("Signature refused", extra={"reason": refused.reason, "method": method})
+        return error_answer(401, ErrorCode.UNAUTHORIZED, refused.message, post=post)
+    except KeyUnavailable as error:
+        log_key_unavailable(error)
+        return error_answer(500, ErrorCode.NO_KEY, "The server has no usable Median key to verify with.", post=post)
+
+    if not post:
+        return manifest_answer()
+    from handler.dispatch import handle_post
+
+    answer = handle_post(request.body, _request_id(request, context), context)
+    return json_answer(answer.status, answer.body)
+
+
+def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
+    try:
+        return _serve(event, context)
+    except Exception as error:  # the last line of defence: Median gets JSON, never a Lambda error
+        reference = getattr(context, "aws_request_id", None) or uuid.uuid4().hex
+        logger.error("Unhandled error", extra={"error_type": type(error).__name__, "reference": reference})
+        return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)

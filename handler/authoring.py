@@ -1,0 +1,131 @@
+"""The authoring API: `@tool`, `@diagnostics`, `ToolError` and `ToolContext`.
+
+A tool's name, description and input schema come from the function itself, so an author
+writes each fact once:
+
+    @tool(risk="low")
+    def order_status(args: OrderStatusInput, ctx: ToolContext) -> dict:
+        \"\"\"Look up the status of one of the customer's orders.\"\"\"
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import typing
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from handler.registry import Tool, registry
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+F = TypeVar("F", bound="Callable[..., Any]")
+
+
+class ToolError(Exception):
+    """Raised by a tool to decline a call. The message goes to Median's agent, so write it for the agent."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool may know about the call beyond its input."""
+
+    call_id: str | None = None
+    conversation: dict[str, Any] = field(default_factory=dict)
+    request_id: str = ""
+    lambda_context: LambdaContext | None = None
+    # When the answer must be on its way, by time.monotonic(); None where there is no deadline.
+    deadline: float | None = None
+
+    def remaining_seconds(self) -> float | None:
+        """Seconds left before the endpoint answers `timeout` for this call, or None if unbounded."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
+
+def camel_case(snake: str) -> str:
+    head, *rest = snake.strip("_").split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _closed(model: type[BaseModel]) -> type[BaseModel]:
+    """The model, refusing fields it does not declare, as the manifest's additionalProperties: false says."""
+    if model.model_config.get("extra") == "forbid":
+        return model
+    # A subclass keeps isinstance(args, TheAuthorsModel) true inside the tool.
+    config = ConfigDict(**{**model.model_config, "extra": "forbid"})
+    return type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
+
+
+def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str | None]:
+    """(model parameter, its model, context parameter) — or a TypeError that says what to fix."""
+    where = f"{function.__module__}.{function.__qualname__}"
+    hints = typing.get_type_hints(function)
+    model_parameter: tuple[str, type[BaseModel]] | None = None
+    context_parameter: str | None = None
+    for name in inspect.signature(function).parameters:
+        hint = hints.get(name)
+        if isinstance(hint, type) and issubclass(hint, BaseModel):
+            if model_parameter is not None:
+                raise TypeError(f"{where}: only one parameter may be annotated with a pydantic model")
+            model_parameter = (name, hint)
+        elif hint is ToolContext:
+            context_parameter = name
+        else:
+            raise TypeError(
+                f"{where}: parameter {name!r} must be annotated with a pydantic model (the input) or ToolContext"
+            )
+    if model_parameter is None:
+        raise TypeError(f"{where}: one parameter must be annotated with a pydantic BaseModel: the tool's input")
+    return model_parameter[0], model_parameter[1], context_parameter
+
+
+def tool(
+    risk: str,
+    name: str | None = None,
+    description: str | None = None,
+    *,
+    idempotent: bool = True,
+) -> Callable[[F], F]:
+    """Serve the decorated function as a Median tool.
+
+    risk: "low", "medium", "reviewed" or "high" (what each means is in docs/protocol.md).
+    name: defaults to the function's name in camelCase.
+    description: defaults to the function's docstring; the agent reads it to decide when to call.
+    idempotent: False makes every call run, even a retry with the same callId.
+    """
+
+    def register(function: F) -> F:
+        model_parameter, model, context_parameter = _parameters(function)
+        registry.tools.append(
+            Tool(
+                name=name if name is not None else camel_case(function.__name__),
+                description=description if description is not None else inspect.cleandoc(function.__doc__ or ""),
+                risk=risk,
+                input_model=_closed(model),
+                function=function,
+                model_parameter=model_parameter,
+                context_parameter=context_parameter,
+                idempotent=idempotent,
+            )
+        )
+        return function
+
+    return register
+
+
+def diagnostics(function: F) -> F:
+    """Mark the function the `diagnostics` op runs: at most one per endpoint. It may take a ToolContext."""
+    registry.diagnostics.append(function)
+    return function

@@ -1,0 +1,217 @@
+"""POST: read the operation, validate the input against the tool's model, run the tool, shape the answer."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+import traceback
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from handler.authoring import ToolContext, ToolError
+from handler.observability import logger
+from handler.protocol import OP_CALL, OP_DIAGNOSTICS, OPS, PROTOCOL_VERSION, ErrorCode
+from handler.registry import load_tools
+from handler.responses import error_body, ok_body, to_json
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from handler.registry import Tool
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: dict[str, Any]
+
+
+class Refusal(Exception):
+    """The request cannot be served; carries the answer to send instead."""
+
+    def __init__(self, status: int, code: str, message: str, details: list[dict[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.answer = Answer(status, error_body(code, message, post=True, details=details))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError("a number too large for a double")
+    return value
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Two parsers that keep different copies of a repeated key can be made to disagree.
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        raise ValueError("an object repeats a key")
+    return document
+
+
+def parse_body(body: bytes) -> dict[str, Any]:
+    """The body as a JSON object, refusing NaN, infinities and repeated keys; raises Refusal (400)."""
+    try:
+        document = json.loads(
+            body.decode("utf-8"),
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=_object_without_duplicates,
+        )
+    except UnicodeDecodeError:
+        raise Refusal(400, ErrorCode.BAD_REQUEST, "The body is not UTF-8 text.") from None
+    except json.JSONDecodeError as error:
+        raise Refusal(
+            400, ErrorCode.BAD_REQUEST, f"The body is not valid JSON (line {error.lineno}, column {error.colno})."
+        ) from None
+    except (ValueError, RecursionError) as error:
+        reason = "it nests too deeply" if isinstance(error, RecursionError) else str(error)
+        raise Refusal(400, ErrorCode.BAD_REQUEST, f"The body is not JSON this endpoint accepts: {reason}.") from None
+    if not isinstance(document, dict):
+        raise Refusal(400, ErrorCode.BAD_REQUEST, "The body must be a JSON object.")
+    return document
+
+
+def _check_version(document: dict[str, Any]) -> None:
+    version = document.get("version")
+    # `type() is int` because True == 1 in Python, and Median's `true` is no version.
+    if type(version) is not int or version != PROTOCOL_VERSION:
+        raise Refusal(
+            400,
+            ErrorCode.UNSUPPORTED_VERSION,
+            f'This endpoint speaks protocol version {PROTOCOL_VERSION}; send "version": {PROTOCOL_VERSION}.',
+        )
+
+
+def _invalid_input(errors: Sequence[Mapping[str, Any]]) -> Refusal:
+    details = [
+        {"field": ".".join(str(part) for part in error["loc"]) or "input", "message": error["msg"]} for error in errors
+    ]
+    fields = ", ".join(sorted({detail["field"] for detail in details}))
+    return Refusal(422, ErrorCode.INVALID_INPUT, f"The input does not fit the tool's schema: {fields}.", details)
+
+
+def validate_input(tool: Tool, raw_input: Any) -> BaseModel:
+    if not isinstance(raw_input, dict):
+        raise _invalid_input([{"loc": ("input",), "msg": "Input should be a JSON object of the tool's fields"}])
+    try:
+        # Strict JSON validation: "3" is no integer and "yes" no boolean, as the schema says.
+        return tool.input_model.model_validate_json(json.dumps(raw_input), strict=True)
+    except ValidationError as error:
+        raise _invalid_input(error.errors(include_url=False, include_input=False)) from None
+
+
+def _context_parameter(function: Callable[..., Any]) -> str | None:
+    for name, parameter in inspect.signature(function, eval_str=True).parameters.items():
+        if parameter.annotation is ToolContext:
+            return name
+    return None
+
+
+def _crash_summary(error: BaseException) -> dict[str, Any]:
+    """Where a tool failed, without the exception's text: messages often quote the customer's input."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return {
+        "error_type": type(error).__name__,
+        "frames": [f"{frame.filename}:{frame.lineno} in {frame.name}" for frame in frames[-8:]],
+    }
+
+
+def _crashed(what: str, error: BaseException, ctx: ToolContext) -> Answer:
+    logger.error(f"{what} crashed", extra={"call_id": ctx.call_id, **_crash_summary(error)})
+    reference = ctx.request_id or "unknown"
+    return Answer(
+        500,
+        error_body(ErrorCode.INTERNAL_ERROR, f"The tool failed on the server; reference {reference}.", post=True),
+    )
+
+
+def _run(what: str, function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext) -> Answer:
+    try:
+        output = function(**kwargs)
+    except ToolError as declined:
+        return Answer(
+            200,
+            {
+                "version": PROTOCOL_VERSION,
+                "ok": False,
+                "error": {"code": ErrorCode.TOOL_ERROR, "message": declined.message},
+            },
+        )
+    except Exception as error:
+        return _crashed(what, error, ctx)
+    if isinstance(output, BaseModel):
+        output = output.model_dump(mode="json", by_alias=True)
+    body = ok_body(output)
+    try:
+        to_json(body)
+    except (TypeError, ValueError) as error:
+        return _crashed(f"{what} (its return value is not JSON)", error, ctx)
+    return Answer(200, body)
+
+
+def run_tool(tool: Tool, args: BaseModel, ctx: ToolContext) -> Answer:
+    kwargs: dict[str, Any] = {tool.model_parameter: args}
+    if tool.context_parameter:
+        kwargs[tool.context_parameter] = ctx
+    return _run(f"Tool {tool.name}", tool.function, kwargs, ctx)
+
+
+def _context(document: dict[str, Any], request_id: str, lambda_context: LambdaContext | None) -> ToolContext:
+    call_id = document.get("callId")
+    if call_id is not None and not isinstance(call_id, str):
+        raise Refusal(400, ErrorCode.BAD_REQUEST, "callId must be a string.")
+    conversation = document.get("conversation", {})
+    if not isinstance(conversation, dict):
+        raise Refusal(400, ErrorCode.BAD_REQUEST, "conversation must be a JSON object.")
+    deadline = None
+    if lambda_context is not None and hasattr(lambda_context, "get_remaining_time_in_millis"):
+        deadline = time.monotonic() + lambda_context.get_remaining_time_in_millis() / 1000
+    return ToolContext(
+        call_id=call_id,
+        conversation=conversation,
+        request_id=request_id,
+        lambda_context=lambda_context,
+        deadline=deadline,
+    )
+
+
+def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | None) -> Answer:
+    try:
+        document = parse_body(body)
+        _check_version(document)
+        op = document.get("op")
+        if op not in OPS:
+            raise Refusal(400, ErrorCode.BAD_REQUEST, f"op must be one of: {', '.join(OPS)}.")
+        ctx = _context(document, request_id, lambda_context)
+        registry = load_tools()
+        if op == OP_DIAGNOSTICS:
+            if not registry.diagnostics:
+                raise Refusal(404, ErrorCode.NO_DIAGNOSTICS, "This endpoint declares no diagnostics function.")
+            function = registry.diagnostics[0]
+            parameter = _context_parameter(function)
+            return _run("Diagnostics", function, {parameter: ctx} if parameter else {}, ctx)
+        assert op == OP_CALL
+        name = document.get("tool")
+        if not isinstance(name, str) or not name:
+            raise Refusal(400, ErrorCode.BAD_REQUEST, 'A call must name its tool: "tool": "<name>".')
+        tool = registry.find(name)
+        if tool is None:
+            raise Refusal(
+                404,
+                ErrorCode.UNKNOWN_TOOL,
+                "This endpoint serves no tool by that name; GET the manifest for its tools.",
+            )
+        args = validate_input(tool, document.get("input", {}))
+        return run_tool(tool, args, ctx)
+    except Refusal as refusal:
+        return refusal.answer

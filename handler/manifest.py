@@ -1,0 +1,35 @@
+"""The manifest: what GET answers, built from the registered tools and checked against Median's rules."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from handler.protocol import PROTOCOL_VERSION
+from handler.rules import Problem, check_manifest
+
+if TYPE_CHECKING:
+    from handler.registry import Registry
+
+
+def build_manifest(registry: Registry) -> tuple[dict[str, Any], list[Problem]]:
+    """The manifest in the shape of Median's page, and every sync rule it breaks."""
+    from handler.schema import flat_input_schema
+
+    problems: list[Problem] = []
+    entries = []
+    for tool in registry.tools:
+        schema, field_problems = flat_input_schema(tool.input_model)
+        problems.extend(Problem(tool.name, f"inputSchema.properties.{p.field}", p.message) for p in field_problems)
+        entries.append({"name": tool.name, "description": tool.description, "risk": tool.risk, "inputSchema": schema})
+    if len(registry.diagnostics) > 1:
+        names = ", ".join(function.__qualname__ for function in registry.diagnostics)
+        problems.append(
+            Problem(
+                "manifest",
+                "diagnostics",
+                f"has {len(registry.diagnostics)} @diagnostics functions ({names}); at most one",
+            )
+        )
+    manifest = {"version": PROTOCOL_VERSION, "tools": entries, "diagnostics": bool(registry.diagnostics)}
+    problems.extend(check_manifest(manifest))
+    return manifest, problems

@@ -1,0 +1,89 @@
+"""Every number, name and rule of the Median protocol that this project settles, in one place.
+
+Median's published page for GET fixes the manifest limits; the rest (signature format,
+error codes, size caps) is this project's reading of what that page leaves open.
+docs/protocol.md tells the same contract in prose: change both together.
+"""
+
+from __future__ import annotations
+
+import re
+
+PROTOCOL_VERSION = 1
+
+# --- HTTP --------------------------------------------------------------------
+ALLOWED_METHODS = ("GET", "POST")
+ALLOW_HEADER = ", ".join(ALLOWED_METHODS)
+JSON_CONTENT_TYPE = "application/json"
+# Checked on the body as it arrives (before base64 decoding) and after decoding,
+# so neither form can slip a larger payload past the parser.
+MAX_BODY_BYTES = 1024 * 1024
+
+# --- Signature -----------------------------------------------------------------
+SIGNATURE_HEADER = "median-signature"
+SIGNATURE_SCHEME = "v1"
+SIGNATURE_TOLERANCE_SECONDS = 300
+SIGNATURE_HEX_LENGTH = 64
+# A timestamp longer than this is centuries away from now: stale without parsing it.
+MAX_TIMESTAMP_DIGITS = 15
+
+# --- The Median key ------------------------------------------------------------
+KEY_SECRET_ENV = "MEDIAN_KEY_SECRET_ID"  # noqa: S105 - the variable's name, not a secret
+DEV_KEY_ENV = "MEDIAN_DEV_KEY"
+KEY_CACHE_SECONDS_ENV = "MEDIAN_KEY_CACHE_SECONDS"
+KEY_CACHE_SECONDS = 300
+KEY_MIN_REFRESH_SECONDS_ENV = "MEDIAN_KEY_MIN_REFRESH_SECONDS"
+KEY_MIN_REFRESH_SECONDS = 30
+KEY_JSON_MEMBER = "key"
+
+# --- Manifest rules Median enforces at sync -------------------------------------
+MAX_TOOLS = 20
+MAX_MANIFEST_BYTES = 500_000
+MAX_FIELDS = 20
+MAX_SCHEMA_CHARS = 8_000
+# The safe intersection of the major model APIs' function-name rules.
+NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+NAME_RULE = "a letter, then up to 63 letters, digits or underscores"
+RESERVED_NAMES = frozenset(
+    {
+        "searchKnowledgeBase",
+        "searchPastConversations",
+        "requestHandoff",
+        "saveVisitorDetails",
+        "resolveConversation",
+        "closeConversation",
+        "suggestKnowledge",
+        "suggestTool",
+        "reportBug",
+        "suggestImprovement",
+        "searchSignals",
+        "requestScreenshot",
+    }
+)
+RISKS = ("low", "medium", "reviewed", "high")
+SCALAR_TYPES = ("string", "number", "integer", "boolean")
+
+# --- POST operations -------------------------------------------------------------
+OP_CALL = "call"
+OP_DIAGNOSTICS = "diagnostics"
+OPS = (OP_CALL, OP_DIAGNOSTICS)
+
+
+class ErrorCode:
+    """The `error.code` values an answer may carry."""
+
+    UNAUTHORIZED = "unauthorized"
+    NO_KEY = "no_key"
+    INVALID_MANIFEST = "invalid_manifest"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    BAD_REQUEST = "bad_request"
+    UNSUPPORTED_VERSION = "unsupported_version"
+    UNKNOWN_TOOL = "unknown_tool"
+    NO_DIAGNOSTICS = "no_diagnostics"
+    INVALID_INPUT = "invalid_input"
+    TOOL_ERROR = "tool_error"
+    INTERNAL_ERROR = "internal_error"
+    TOO_LARGE = "too_large"
+    IN_PROGRESS = "in_progress"
+    CALL_ID_REUSED = "call_id_reused"
+    TIMEOUT = "timeout"

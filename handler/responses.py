@@ -1,0 +1,65 @@
+"""The answers the endpoint sends: one JSON shape for every API Gateway and Function URL flavour."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from handler.protocol import ALLOW_HEADER, JSON_CONTENT_TYPE, PROTOCOL_VERSION, ErrorCode
+
+_JSON_HEADERS = {"Content-Type": JSON_CONTENT_TYPE}
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON that refuses NaN and Infinity, which no JSON parser on Median's side accepts."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def raw_json_answer(status: int, body: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """An answer whose body is already serialised, such as the prebuilt manifest."""
+    return {
+        "statusCode": status,
+        "headers": {**_JSON_HEADERS, **headers} if headers else _JSON_HEADERS.copy(),
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+def json_answer(status: int, body: Any, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    return raw_json_answer(status, to_json(body), headers)
+
+
+def error_body(code: str, message: str, *, post: bool, details: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """`{"error": …}`, with `version` and `ok` added on POST, where every answer carries them."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        error["details"] = details
+    if post:
+        return {"version": PROTOCOL_VERSION, "ok": False, "error": error}
+    return {"error": error}
+
+
+def error_answer(
+    status: int,
+    code: str,
+    message: str,
+    *,
+    post: bool,
+    details: list[dict[str, str]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    return json_answer(status, error_body(code, message, post=post, details=details), headers)
+
+
+def method_not_allowed() -> dict[str, Any]:
+    return error_answer(
+        405,
+        ErrorCode.METHOD_NOT_ALLOWED,
+        f"Only {ALLOW_HEADER} are answered here.",
+        post=False,
+        headers={"Allow": ALLOW_HEADER},
+    )
+
+
+def ok_body(output: Any) -> dict[str, Any]:
+    return {"version": PROTOCOL_VERSION, "ok": True, "output": output}

@@ -1,0 +1,1 @@
+"""Your tools: one module each. Every module here whose name does not start with `_` is loaded."""

@@ -1,0 +1,12 @@
+"""The endpoint's diagnostics: what Median shows when someone asks whether this endpoint is healthy."""
+
+from __future__ import annotations
+
+from handler import ToolContext, diagnostics
+from tools._sample_store import ORDERS
+
+
+@diagnostics
+def health(ctx: ToolContext) -> dict[str, object]:
+    """Report that the order store answers, without exposing any order."""
+    return {"orderStore": "ok", "orders": len(ORDERS), "requestId": ctx.request_id}
