@@ -40,3 +40,9 @@ format: $(INSTALLED) ## Fix what ruff can fix and format the code
 clean: ## Remove the virtualenv, caches and build output
 	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# --- SAM: build, local invoke, deploy (issue 3) --------------------------------------
+
+# --- Benchmarks (issue 5) ------------------------------------------------------------
+
+# --- Inspector and browser tests (issue 6) ------------------------------------------
