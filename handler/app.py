@@ -8,11 +8,12 @@ signature itself (401), and only then is the body read and the request served.
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handler import observability
 from handler.key import KeyUnavailable, MedianKeySource, log_key_unavailable
-from handler.observability import logger
-from handler.protocol import ALLOWED_METHODS, MAX_BODY_BYTES, SIGNATURE_HEADER, ErrorCode
+from handler.protocol import ALLOWED_METHODS, MAX_BODY_BYTES, PREBUILT_MANIFEST_FILE, SIGNATURE_HEADER, ErrorCode
 from handler.request import BadEvent, BodyTooLarge, method_of, read_request
 from handler.responses import error_answer, json_answer, method_not_allowed, raw_json_answer
 from handler.signature import SignatureError, matches, parse_header
@@ -24,26 +25,44 @@ if TYPE_CHECKING:
     from handler.signature import SignatureHeader
 
 key_source = MedianKeySource()
+PREBUILT_MANIFEST = Path(__file__).with_name(PREBUILT_MANIFEST_FILE)
 _manifest_answer: tuple[int, str] | None = None
 
 
+def _prebuilt_manifest() -> str | None:
+    """The manifest `sam build` serialised into the artifact, or None in a source checkout.
+
+    Served as it is: the build ran the sync rules (`python -m handler manifest` refuses a
+    manifest that breaks one), so GET needs neither the tools nor pydantic to answer it.
+    """
+    try:
+        text = PREBUILT_MANIFEST.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return text or None
+
+
+def _manifest_from_tools() -> tuple[int, str]:
+    from handler.manifest import build_manifest
+    from handler.registry import load_tools
+    from handler.responses import error_body, to_json
+
+    manifest, problems = build_manifest(load_tools())
+    if problems:
+        observability.logger.error(
+            "The tools break Median's sync rules; GET answers 500", extra={"problems": [str(p) for p in problems]}
+        )
+        message = "The endpoint's tools break Median's sync rules: " + "; ".join(str(p) for p in problems)
+        return 500, to_json(error_body(ErrorCode.INVALID_MANIFEST, message, post=False))
+    return 200, to_json(manifest)
+
+
 def manifest_answer() -> dict[str, Any]:
-    """GET's answer, built from the tools once per container."""
+    """GET's answer: the prebuilt manifest if the build left one, else built from the tools; once per container."""
     global _manifest_answer
     if _manifest_answer is None:
-        from handler.manifest import build_manifest
-        from handler.registry import load_tools
-        from handler.responses import error_body, to_json
-
-        manifest, problems = build_manifest(load_tools())
-        if problems:
-            logger.error(
-                "The tools break Median's sync rules; GET answers 500", extra={"problems": [str(p) for p in problems]}
-            )
-            message = "The endpoint's tools break Median's sync rules: " + "; ".join(str(p) for p in problems)
-            _manifest_answer = (500, to_json(error_body(ErrorCode.INVALID_MANIFEST, message, post=False)))
-        else:
-            _manifest_answer = (200, to_json(manifest))
+        prebuilt = _prebuilt_manifest()
+        _manifest_answer = (200, prebuilt) if prebuilt is not None else _manifest_from_tools()
     status, body = _manifest_answer
     return raw_json_answer(status, body)
 
@@ -85,7 +104,7 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         if not _verified(request, header):
             raise SignatureError.mismatch()
     except SignatureError as refused:
-        logger.warning("Signature refused", extra={"reason": refused.reason, "method": method})
+        observability.logger.warning("Signature refused", extra={"reason": refused.reason, "method": method})
         return error_answer(401, ErrorCode.UNAUTHORIZED, refused.message, post=post)
     except KeyUnavailable as error:
         log_key_unavailable(error)
@@ -104,5 +123,7 @@ def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         return _serve(event, context)
     except Exception as error:  # the last line of defence: Median gets JSON, never a Lambda error
         reference = getattr(context, "aws_request_id", None) or uuid.uuid4().hex
-        logger.error("Unhandled error", extra={"error_type": type(error).__name__, "reference": reference})
+        observability.logger.error(
+            "Unhandled error", extra={"error_type": type(error).__name__, "reference": reference}
+        )
         return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)

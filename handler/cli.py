@@ -88,11 +88,11 @@ def command_manifest(arguments: argparse.Namespace) -> int:
         for problem in problems:
             print(problem, file=sys.stderr)
         return 1
-    print(
-        json.dumps(
-            manifest, indent=2 if arguments.pretty else None, separators=None if arguments.pretty else (",", ":")
-        )
-    )
+    from handler.responses import to_json
+
+    # Compact, it is byte for byte what GET answers: `sam build` serves this very output.
+    text = json.dumps(manifest, indent=2, ensure_ascii=False) if arguments.pretty else to_json(manifest)
+    sys.stdout.buffer.write(text.encode("utf-8") + b"\n")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The Median key: read from AWS Secrets Manager through Powertools Parameters, cached per container.
+"""The Median key: read from AWS Secrets Manager with boto3, cached per container.
 
 The secret named by MEDIAN_KEY_SECRET_ID holds the key itself, or a JSON object whose "key"
 member is the key. Away from a deployed Lambda (make serve, tests, sam local invoke) and
@@ -12,7 +12,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from handler.observability import logger
+from handler import observability
 from handler.protocol import (
     DEV_KEY_ENV,
     KEY_CACHE_SECONDS,
@@ -24,7 +24,7 @@ from handler.protocol import (
 )
 
 if TYPE_CHECKING:
-    from aws_lambda_powertools.utilities.parameters import SecretsProvider
+    from mypy_boto3_secretsmanager import SecretsManagerClient
 
 # An unreachable Secrets Manager must cost a request a few seconds, not the Lambda's whole
 # timeout: two attempts of at most ~1 s to connect and 2 s to read.
@@ -68,17 +68,28 @@ def _seconds_from_env(name: str, default: int) -> float:
 
 
 class MedianKeySource:
-    """Where the handler gets the key. One per container: its cache is what makes warm calls cheap."""
+    """Where the handler gets the key. One per container: its cache is what makes warm calls cheap.
+
+    It calls Secrets Manager through boto3 itself rather than through Powertools' SecretsProvider,
+    which does the same caching: importing any Powertools module runs its package's __init__,
+    which imports Logger, Metrics and Tracer, and that cost a cold GET 20 to 25% on top of the
+    floor (bench/README.md). What it would add, a cache with an expiry, is the few lines below.
+    """
 
     def __init__(self) -> None:
-        self._provider: SecretsProvider | None = None
-        # When this container last asked Secrets Manager for each secret, by the monotonic clock.
+        self._client: SecretsManagerClient | None = None
+        # Per secret: the key its value held when last read (or why it held none), and until
+        # when that holds, by the monotonic clock. The expiry is worked out at the read, so a
+        # warm request reads one environment variable, not two.
+        self._keys: dict[str, tuple[str | KeyUnavailable, float]] = {}
+        # When this container last asked Secrets Manager for each secret (a failed read counts).
         self._fetched_at: dict[str, float] = {}
 
     @property
-    def provider(self) -> SecretsProvider:
-        if self._provider is None:
-            from aws_lambda_powertools.utilities.parameters import SecretsProvider
+    def client(self) -> SecretsManagerClient:
+        """The Secrets Manager client, created once per container on first use."""
+        if self._client is None:
+            import boto3
             from botocore.config import Config
 
             config = Config(
@@ -86,14 +97,17 @@ class MedianKeySource:
                 read_timeout=_READ_TIMEOUT_SECONDS,
                 retries={"total_max_attempts": _MAX_ATTEMPTS, "mode": "standard"},
             )
-            self._provider = SecretsProvider(boto_config=config)
-        return self._provider
+            self._client = boto3.client("secretsmanager", config=config)
+        return self._client
 
     def get(self) -> str:
         """The key to verify with; raises KeyUnavailable with the cause."""
         secret_id = os.environ.get(KEY_SECRET_ENV, "").strip()
         if secret_id:
-            return self._from_secret(secret_id, force=False)
+            cached = self._keys.get(secret_id)
+            if cached is not None and time.monotonic() < cached[1]:
+                return _key_or_raise(cached[0])
+            return self._from_secret(secret_id)
         if running_in_deployed_lambda():
             raise KeyUnavailable(f"{KEY_SECRET_ENV} is not set; a deployed function never reads {DEV_KEY_ENV}")
         dev_key = os.environ.get(DEV_KEY_ENV, "").strip()
@@ -114,26 +128,39 @@ class MedianKeySource:
         last = self._fetched_at.get(secret_id)
         if last is not None and time.monotonic() - last < floor:
             return None
-        fresh = self._from_secret(secret_id, force=True)
+        fresh = self._from_secret(secret_id)
         return fresh if fresh != current else None
 
-    def _from_secret(self, secret_id: str, *, force: bool) -> str:
-        from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
-
-        max_age = int(_seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS))
-        last = self._fetched_at.get(secret_id)
-        will_fetch = force or last is None or time.monotonic() - last >= max_age
+    def _from_secret(self, secret_id: str) -> str:
+        """The key read from Secrets Manager now, and kept for MEDIAN_KEY_CACHE_SECONDS."""
+        self._keys.pop(secret_id, None)
+        fetched_at = self._fetched_at[secret_id] = time.monotonic()
         try:
-            value = self.provider.get(secret_id, max_age=max_age, force_fetch=force)
-        except GetParameterError as error:
-            raise KeyUnavailable(f"reading the secret failed: {error}") from None
+            answer = self.client.get_secret_value(SecretId=secret_id)
         except Exception as error:  # botocore raises many types: none may become a crash
-            raise KeyUnavailable(f"reading the secret failed: {type(error).__name__}") from None
-        finally:
-            if will_fetch:
-                self._fetched_at[secret_id] = time.monotonic()
-        return key_from_secret_value(value)
+            raise KeyUnavailable(f"reading the secret failed: {_describe(error)}") from None
+        try:
+            key: str | KeyUnavailable = key_from_secret_value(answer.get("SecretString", answer.get("SecretBinary")))
+        except KeyUnavailable as unusable:
+            key = unusable  # kept like a key: an unusable value is read again when the cache expires, not per request
+        self._keys[secret_id] = (key, fetched_at + _seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS))
+        return _key_or_raise(key)
+
+
+def _key_or_raise(cached: str | KeyUnavailable) -> str:
+    if isinstance(cached, KeyUnavailable):
+        raise KeyUnavailable(str(cached))  # a new one: raising the same instance again grows its traceback
+    return cached
+
+
+def _describe(error: Exception) -> str:
+    """botocore's own text names the cause (not found, access denied, unreachable) and never the value."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    if isinstance(error, BotoCoreError | ClientError):
+        return f"{type(error).__name__}: {error}"
+    return type(error).__name__
 
 
 def log_key_unavailable(error: KeyUnavailable) -> None:
-    logger.error("No usable Median key; answering 500 no_key", extra={"cause": str(error)})
+    observability.logger.error("No usable Median key; answering 500 no_key", extra={"cause": str(error)})

@@ -63,6 +63,12 @@ RESERVED_NAMES = frozenset(
 RISKS = ("low", "medium", "reviewed", "high")
 SCALAR_TYPES = ("string", "number", "integer", "boolean")
 
+# --- The prebuilt manifest ---------------------------------------------------------
+# `sam build` writes GET's answer, as `python -m handler manifest` prints it, to this file
+# beside handler/app.py in the artifact; GET serves it without importing the tools or pydantic.
+# A source checkout has none, and GET builds the manifest from the tools instead.
+PREBUILT_MANIFEST_FILE = "manifest.json"
+
 # --- POST operations -------------------------------------------------------------
 OP_CALL = "call"
 OP_DIAGNOSTICS = "diagnostics"
