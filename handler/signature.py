@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from handler.protocol import (
     MAX_TIMESTAMP_DIGITS,
@@ -20,7 +21,7 @@ from handler.protocol import (
     SIGNATURE_TOLERANCE_SECONDS,
 )
 
-_HEX_DIGITS = frozenset("0123456789abcdef")
+_V1_PATTERN = re.compile(f"[0-9a-f]{{{SIGNATURE_HEX_LENGTH}}}")
 
 
 class SignatureError(Exception):
@@ -56,15 +57,15 @@ class SignatureError(Exception):
         )
 
 
-@dataclass(frozen=True)
-class SignatureHeader:
+class SignatureHeader(NamedTuple):
+    # A NamedTuple, not a frozen dataclass: as immutable, and half the cost to build on every request.
     timestamp: str  # as sent: the signed bytes start with this very text
     signatures: tuple[str, ...]
 
 
 def parse_header(header: str | None, *, now: float | None = None) -> SignatureHeader:
     """Read the header and check its freshness. Needs no key, so it runs before the key is fetched."""
-    if header is None or not header.strip():
+    if not header or header.isspace():
         raise SignatureError.missing()
     timestamp_text: str | None = None
     signatures: list[str] = []
@@ -77,7 +78,7 @@ def parse_header(header: str | None, *, now: float | None = None) -> SignatureHe
                 raise SignatureError.malformed("has more than one t")
             timestamp_text = value
         elif scheme == SIGNATURE_SCHEME:
-            if len(value) != SIGNATURE_HEX_LENGTH or not _HEX_DIGITS.issuperset(value):
+            if not _V1_PATTERN.fullmatch(value):
                 raise SignatureError.malformed(f"has a v1 that is not {SIGNATURE_HEX_LENGTH} lowercase hex digits")
             signatures.append(value)
         # Other schemes (v0, and any Median adds later) are not ours to judge.
@@ -92,12 +93,11 @@ def parse_header(header: str | None, *, now: float | None = None) -> SignatureHe
     current = time.time() if now is None else now
     if abs(current - int(timestamp_text)) > SIGNATURE_TOLERANCE_SECONDS:
         raise SignatureError.stale()
-    return SignatureHeader(timestamp=timestamp_text, signatures=tuple(signatures))
+    return SignatureHeader(timestamp_text, tuple(signatures))
 
 
 def compute_signature(key: str, timestamp: str | int, body: bytes) -> str:
-    signed = f"{timestamp}.".encode("ascii") + body
-    return hmac.new(key.encode("utf-8"), signed, hashlib.sha256).hexdigest()
+    return hmac.new(key.encode("utf-8"), f"{timestamp}.".encode("ascii") + body, hashlib.sha256).hexdigest()
 
 
 def matches(header: SignatureHeader, key: str, body: bytes) -> bool:
