@@ -16,17 +16,28 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
+import subprocess
+import sys
 import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, PROTOCOL_VERSION, SIGNATURE_HEADER
+from handler.protocol import (
+    DEV_KEY_ENV,
+    KEY_SECRET_ENV,
+    PREBUILT_MANIFEST_FILE,
+    PROTOCOL_VERSION,
+    SIGNATURE_HEADER,
+)
+from handler.registry import TOOLS_PACKAGE
 from handler.signature import sign
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping, Sequence
 
 TEST_KEY = "mk_test_0123456789abcdef"
 PAYLOAD_FORMATS = ("2.0", "1.0", "url")
@@ -186,3 +197,85 @@ class MedianTestClient:
     def diagnostics(self) -> TestAnswer:
         body = json.dumps({"version": PROTOCOL_VERSION, "op": "diagnostics"}).encode("utf-8")
         return self.send(signed_event("POST", body, key=self.key))
+
+
+# --- A new container: the handler in a fresh Python process -----------------------------------
+
+# What the Lambda runtime does in a new container: import the handler, answer one event. It
+# reports the modules that took, so a test can hold a path to what it must not import.
+# MEDIAN_COLD_PREIMPORT names modules to import first (the benchmark weighs ideas with it).
+_COLD_START_SCRIPT = """
+import json, os, sys, time
+
+class Context:
+    function_name = "median-tools"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:median-tools"
+    aws_request_id = "cold-start-request"
+    _deadline = time.monotonic() + 30
+    def get_remaining_time_in_millis(self):
+        return int((self._deadline - time.monotonic()) * 1000)
+
+event = json.loads(sys.stdin.read())
+for name in filter(None, os.environ.get("MEDIAN_COLD_PREIMPORT", "").split(",")):
+    __import__(name)
+from handler.app import lambda_handler
+response = lambda_handler(event, Context())
+sys.stdout.write(json.dumps({"response": response, "modules": sorted(sys.modules)}))
+"""
+_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class ColdStart:
+    response: dict[str, Any]  # as lambda_handler returned it
+    modules: frozenset[str]  # every module the process had imported by then
+    seconds: float  # the whole process, Python's start included
+
+    @property
+    def answer(self) -> TestAnswer:
+        return answer_of(self.response)
+
+
+def lay_out_artifact(directory: Path, *, prebuilt_manifest: bool = True) -> Path:
+    """handler/ and tools/ copied to `directory` as `sam build` lays them out, with the manifest
+    the build writes (`python -m handler manifest`) when `prebuilt_manifest`."""
+    ignore = shutil.ignore_patterns("__pycache__", PREBUILT_MANIFEST_FILE)
+    for package in ("handler", TOOLS_PACKAGE):
+        shutil.copytree(_PROJECT_ROOT / package, directory / package, ignore=ignore)
+    if prebuilt_manifest:
+        printed = subprocess.run(
+            [sys.executable, "-m", "handler", "manifest"], cwd=_PROJECT_ROOT, check=True, capture_output=True
+        )
+        (directory / "handler" / PREBUILT_MANIFEST_FILE).write_bytes(printed.stdout)
+    return directory
+
+
+def cold_start(
+    event: dict[str, Any],
+    artifact: Path,
+    env: Mapping[str, str],
+    *,
+    python: str = sys.executable,
+    preimport: Sequence[str] = (),
+) -> ColdStart:
+    """Answer `event` in a new Python process that imports the handler from `artifact`, as a new
+    Lambda container would, with exactly `env` for its environment."""
+    child_env = {**env, "PYTHONPATH": str(artifact), "MEDIAN_COLD_PREIMPORT": ",".join(preimport)}
+    stdin = json.dumps(event).encode("utf-8")
+    started = time.perf_counter()
+    # A Python the caller chose, running the script above: no untrusted input. In the artifact's
+    # directory, as Lambda runs in /var/task: `-c` puts the working directory first on sys.path.
+    finished = subprocess.run(  # noqa: S603
+        [python, "-c", _COLD_START_SCRIPT],
+        input=stdin,
+        env=child_env,
+        cwd=artifact,
+        capture_output=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    if finished.returncode != 0:
+        raise RuntimeError(f"the cold process failed:\n{finished.stderr.decode('utf-8', errors='replace')}")
+    report = json.loads(finished.stdout)
+    return ColdStart(report["response"], frozenset(report["modules"]), seconds)

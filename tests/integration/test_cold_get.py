@@ -1,0 +1,93 @@
+"""A cold GET: the manifest the build prebuilt, and what a new container must not import to serve it.
+
+Median sends a GET before the agent's first reply in every new conversation, so a cold GET
+stands between a customer and that reply. These tests hold the design that keeps it near the
+floor (bench/README.md): each one runs the handler in a fresh Python process, as a new Lambda
+container runs it, from an artifact laid out as `sam build` lays it out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from typing import TYPE_CHECKING
+
+import pytest
+
+from handler import app
+from handler.protocol import KEY_SECRET_ENV, PREBUILT_MANIFEST_FILE
+from handler.testing import TEST_KEY, FakeLambdaContext, cold_start, dev_key, lay_out_artifact, signed_event
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return lay_out_artifact(tmp_path_factory.mktemp("artifact"), prebuilt_manifest=True)
+
+
+@pytest.fixture
+def lambda_env(secrets: SecretsManagerClient) -> dict[str, str]:
+    """A deployed function's environment: the key in Secrets Manager (moto's server), no dev key."""
+    secret_name = f"median/cold-get-{uuid.uuid4().hex}"  # moto's server lives for the whole session
+    secrets.create_secret(Name=secret_name, SecretString=TEST_KEY)
+    env = {name: value for name, value in os.environ.items() if not name.startswith("MEDIAN_")}
+    return {**env, KEY_SECRET_ENV: secret_name, "AWS_LAMBDA_FUNCTION_NAME": "median-tools"}
+
+
+def test_the_prebuilt_manifest_is_byte_for_byte_the_one_get_builds_from_the_tools(artifact: Path) -> None:
+    # GIVEN the file `python -m handler manifest` wrote into the artifact, as sam build runs it
+    prebuilt = (artifact / "handler" / PREBUILT_MANIFEST_FILE).read_text(encoding="utf-8").strip()
+    assert not app.PREBUILT_MANIFEST.exists(), "handler/manifest.json is in the source tree: only the build writes it"
+    # WHEN a GET is served from the source tree, where the manifest is built from the tools
+    with dev_key(TEST_KEY):
+        served = app.lambda_handler(signed_event("GET"), FakeLambdaContext())  # type: ignore[arg-type]
+    # THEN both are the same bytes, and a manifest with the example tools
+    assert served["statusCode"] == 200
+    assert served["body"] == prebuilt
+    assert "orderStatus" in [tool["name"] for tool in json.loads(prebuilt)["tools"]]
+
+
+def test_a_cold_get_imports_neither_pydantic_nor_the_tools_nor_powertools(
+    artifact: Path, lambda_env: dict[str, str]
+) -> None:
+    # GIVEN a new container, the key in Secrets Manager and the prebuilt manifest in the artifact
+    # WHEN it answers its first request, a signed GET
+    started = cold_start(signed_event("GET"), artifact, lambda_env)
+    # THEN it serves the manifest having imported none of what only POST needs
+    assert started.answer.status == 200
+    assert started.response["body"] == (artifact / "handler" / PREBUILT_MANIFEST_FILE).read_text().strip()
+    packages = {module.split(".")[0] for module in started.modules}
+    assert "pydantic" not in packages, "GET imported pydantic: the prebuilt manifest should need none"
+    assert "tools" not in packages, "GET imported the tool modules: the prebuilt manifest should need none"
+    assert "aws_lambda_powertools" not in packages, "GET imported Powertools: its package import costs a cold GET"
+    assert "boto3" in packages  # the key came from Secrets Manager, over HTTP
+
+
+def test_a_cold_get_serves_the_prebuilt_file_rather_than_the_tools(tmp_path: Path, lambda_env: dict[str, str]) -> None:
+    # GIVEN an artifact whose prebuilt manifest differs from what the tools would build
+    artifact = lay_out_artifact(tmp_path, prebuilt_manifest=False)
+    prebuilt = '{"version":1,"tools":[],"diagnostics":false}'
+    (artifact / "handler" / PREBUILT_MANIFEST_FILE).write_text(prebuilt + "\n", encoding="utf-8")
+    # WHEN a new container answers a signed GET
+    started = cold_start(signed_event("GET"), artifact, lambda_env)
+    # THEN the answer is that file, as written
+    assert started.answer.status == 200
+    assert started.response["body"] == prebuilt
+
+
+def test_an_empty_prebuilt_file_is_ignored_and_the_manifest_built_from_the_tools(
+    tmp_path: Path, lambda_env: dict[str, str]
+) -> None:
+    # GIVEN an artifact whose manifest.json is empty (a build that redirected a failed command)
+    artifact = lay_out_artifact(tmp_path, prebuilt_manifest=False)
+    (artifact / "handler" / PREBUILT_MANIFEST_FILE).write_text("", encoding="utf-8")
+    # WHEN a new container answers a signed GET
+    started = cold_start(signed_event("GET"), artifact, lambda_env)
+    # THEN it serves the manifest built from the tools, not an empty body
+    assert started.answer.status == 200
+    assert "orderStatus" in [tool["name"] for tool in started.answer.body["tools"]]
