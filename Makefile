@@ -44,5 +44,19 @@ clean: ## Remove the virtualenv, caches and build output
 # --- SAM: build, local invoke, deploy (issue 3) --------------------------------------
 
 # --- Benchmarks (issue 5) ------------------------------------------------------------
+# The cold processes run in a venv holding only the runtime group, as the Lambda artifact
+# does: the SAM CLI (group sam) brings awscrt, which changes what importing boto3 costs.
+BENCH_VENV := $(VENV)/bench-runtime
+BENCH_INSTALLED := $(BENCH_VENV)/.installed
+.PHONY: bench
+
+$(BENCH_INSTALLED): pyproject.toml
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
+	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --group runtime
+	@touch $@
+
+bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the floor; writes bench/results.json
+	$(BIN)/python bench/bench.py --runtime-python $(BENCH_VENV)/bin/python
 
 # --- Inspector and browser tests (issue 6) ------------------------------------------
