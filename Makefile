@@ -81,7 +81,7 @@ build-MedianToolsFunction: $(INSTALLED)
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
 	tar -c --exclude __pycache__ --exclude '*.pyc' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group runtime --target "$(ARTIFACTS_DIR)" \
-		--platform manylinux2014_$$($(BIN)/python -m scripts.sam_template wheel-machine) \
+		--platform manylinux2014_$$($(BIN)/python -m scripts.sam_settings wheel-machine) \
 		--implementation cp --python-version 3.13 --only-binary=:all: --no-compile
 	rm -rf "$(ARTIFACTS_DIR)/bin"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
@@ -105,8 +105,18 @@ start-api: build ## sam local start-api on http://127.0.0.1:$(PORT), verifying w
 call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=, INPUT=, DIAGNOSTICS=1
 	$(BIN)/python -m handler call "$$URL" $(REQUEST_OPTIONS) $${KEY_FILE:+--key-file "$$KEY_FILE"}
 
-deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy"
-	flags=$$($(BIN)/python -m scripts.deploy_preflight) && $(SAM) deploy $$flags
+# The preflight stops a deploy that could not work (no credentials, no secret) and asks for
+# --guided while the stack does not exist. The guided questions come after the build: if
+# they change Architecture, the wheels are built again for it and deployed at once.
+deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy to AWS"
+	built=$$($(BIN)/python -m scripts.sam_settings architecture) && \
+	flags=$$($(BIN)/python -m scripts.deploy_preflight) && \
+	$(SAM) deploy $$flags && \
+	chosen=$$($(BIN)/python -m scripts.sam_settings architecture) && \
+	if [ "$$chosen" != "$$built" ]; then \
+		echo "Architecture is now $$chosen, the build was for $$built: building again and redeploying." >&2; \
+		$(SAM) build && $(SAM) deploy; \
+	fi
 
 delete: $(SAM_INSTALLED) ## Delete the deployed stack (the key's secret stays)
 	$(SAM) delete

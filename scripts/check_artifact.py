@@ -16,7 +16,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from scripts.sam_template import lambda_architecture, wheel_machine
+from scripts.sam_settings import lambda_architecture, wheel_machine
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_ARTIFACT = ROOT / ".aws-sam" / "build" / "MedianToolsFunction"

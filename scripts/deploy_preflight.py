@@ -14,14 +14,14 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
-SAMCONFIG = Path(__file__).resolve().parent.parent / "samconfig.toml"
+from scripts.sam_settings import SAMCONFIG, deploy_config, parameter_overrides
+
 SECRET_PARAMETER = "MedianKeySecretName"  # noqa: S105 - the parameter's name, not a secret
 GUIDED = "--guided"
 # A stack in these states cannot be updated; the message says what to do instead.
@@ -34,25 +34,6 @@ BLOCKED_STATES = {
 
 class PreflightError(Exception):
     """A reason not to deploy, worded as what to do about it."""
-
-
-def read_config(path: Path, environment: str) -> dict[str, Any]:
-    """samconfig.toml's settings for `sam deploy`: its global section overlaid with its deploy section."""
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except tomllib.TOMLDecodeError as error:
-        raise PreflightError(f"{path} is not valid TOML: {error}") from None
-    sections = document.get(environment, {})
-    return {**sections.get("global", {}).get("parameters", {}), **sections.get("deploy", {}).get("parameters", {})}
-
-
-def parameter_overrides(config: dict[str, Any]) -> dict[str, str]:
-    """`parameter_overrides` as SAM accepts it: one string of Key=Value pairs, or a list of them."""
-    raw = config.get("parameter_overrides", "")
-    pairs = shlex.split(raw) if isinstance(raw, str) else [str(item) for item in raw]
-    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
 
 
 def create_secret_hint(name: str, region: str) -> str:
@@ -134,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     options.add_argument("--config-env", default="default", help="its environment (sam's --config-env)")
     arguments = options.parse_args(argv)
     try:
-        flags = preflight(read_config(arguments.config, arguments.config_env))
-    except PreflightError as error:
+        flags = preflight(deploy_config(arguments.config, arguments.config_env))
+    except (PreflightError, ValueError) as error:
         print(f"Not deploying. {error}", file=sys.stderr)
         return 1
     if GUIDED in flags:

@@ -37,9 +37,9 @@ def samconfig(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
 
 
 def names(samconfig: Path) -> tuple[str, str]:
-    from scripts.deploy_preflight import parameter_overrides, read_config
+    from scripts.sam_settings import deploy_config, parameter_overrides
 
-    config = read_config(samconfig, "default")
+    config = deploy_config(samconfig)
     return config["stack_name"], parameter_overrides(config)["MedianKeySecretName"]
 
 

@@ -15,7 +15,7 @@ from handler.app import lambda_handler
 from handler.cli import LOCAL_DEV_KEY, main
 from handler.signature import matches, parse_header
 from handler.testing import TEST_KEY, FakeLambdaContext
-from scripts.sam_template import load_template
+from scripts.sam_settings import load_template
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,23 +1,29 @@
-"""What the build and its checks need from template.yaml: the function's architecture.
+"""The function's settings as `sam deploy` will see them: template.yaml overlaid with samconfig.toml.
 
 SAM does not tell a `BuildMethod: makefile` build which architecture it builds for
-(aws/aws-sam-cli#3349), so the build reads the `Architecture` parameter's default here,
-or $LAMBDA_ARCHITECTURE when the parameter is overridden.
+(aws/aws-sam-cli#3349), so the build, the artifact check and `make deploy` ask here:
+$LAMBDA_ARCHITECTURE, else samconfig.toml's `Architecture` parameter override (what
+sam deploy will pass), else the template's default.
 
-    python -m scripts.sam_template architecture   # arm64
-    python -m scripts.sam_template wheel-machine  # aarch64, as pip's manylinux platform tags name it
+    python -m scripts.sam_settings architecture   # arm64
+    python -m scripts.sam_settings wheel-machine  # aarch64, as pip's manylinux platform tags name it
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-TEMPLATE = Path(__file__).resolve().parent.parent / "template.yaml"
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = ROOT / "template.yaml"
+SAMCONFIG = ROOT / "samconfig.toml"
+CONFIG_ENV = "default"
 ARCHITECTURE_PARAMETER = "Architecture"
 ARCHITECTURE_ENV = "LAMBDA_ARCHITECTURE"
 # Lambda's names for its instruction sets -> the machine in wheel tags and `uname -m`.
@@ -47,12 +53,31 @@ def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
     return document
 
 
-def lambda_architecture(template: dict[str, Any] | None = None) -> str:
-    """The architecture the build targets: $LAMBDA_ARCHITECTURE, else the parameter's default."""
+def deploy_config(path: Path = SAMCONFIG, environment: str = CONFIG_ENV) -> dict[str, Any]:
+    """samconfig.toml's settings for `sam deploy`: its global section overlaid with its deploy section."""
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"{path} is not valid TOML: {error}") from None
+    sections = document.get(environment, {})
+    return {**sections.get("global", {}).get("parameters", {}), **sections.get("deploy", {}).get("parameters", {})}
+
+
+def parameter_overrides(config: dict[str, Any]) -> dict[str, str]:
+    """`parameter_overrides` as SAM accepts it: one string of Key=Value pairs, or a list of them."""
+    raw = config.get("parameter_overrides", "")
+    pairs = shlex.split(raw) if isinstance(raw, str) else [str(item) for item in raw]
+    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
+
+
+def lambda_architecture(samconfig: Path = SAMCONFIG, template: Path = TEMPLATE) -> str:
+    """The architecture the function is deployed with, so the one to build for."""
     chosen = os.environ.get(ARCHITECTURE_ENV, "").strip()
+    chosen = chosen or parameter_overrides(deploy_config(samconfig)).get(ARCHITECTURE_PARAMETER, "").strip()
     if not chosen:
-        parameter = (template or load_template())["Parameters"][ARCHITECTURE_PARAMETER]
-        chosen = str(parameter["Default"])
+        chosen = str(load_template(template)["Parameters"][ARCHITECTURE_PARAMETER]["Default"])
     if chosen not in WHEEL_MACHINES:
         raise ValueError(f"architecture {chosen!r} is not one of Lambda's: {', '.join(WHEEL_MACHINES)}")
     return chosen
@@ -68,7 +93,7 @@ def main(argv: list[str]) -> int:
         "wheel-machine": lambda: wheel_machine(lambda_architecture()),
     }
     if len(argv) != 1 or argv[0] not in commands:
-        print(f"usage: python -m scripts.sam_template {{{'|'.join(commands)}}}", file=sys.stderr)
+        print(f"usage: python -m scripts.sam_settings {{{'|'.join(commands)}}}", file=sys.stderr)
         return 2
     try:
         print(commands[argv[0]]())
