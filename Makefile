@@ -80,9 +80,9 @@ build-MedianToolsFunction: $(INSTALLED)
 	$(BIN)/python -m handler check
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
 	tar -c --exclude __pycache__ --exclude '*.pyc' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
+	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group runtime --target "$(ARTIFACTS_DIR)" \
-		--platform manylinux2014_$$($(BIN)/python -m scripts.sam_settings wheel-machine) \
-		--implementation cp --python-version 3.13 --only-binary=:all: --no-compile
+		--platform manylinux2014_$$machine --implementation cp --python-version 3.13 --only-binary=:all: --no-compile
 	rm -rf "$(ARTIFACTS_DIR)/bin"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
 
