@@ -57,7 +57,7 @@ def test_every_tool_has_a_card_with_its_risk_in_plain_words(inspector: LoadedPag
         tool_card = card(page, tool["name"])
         expect(tool_card.get_by_role("heading", name=tool["name"])).to_be_visible()
         expect(tool_card.locator(".description")).to_have_text(tool["description"])
-        expect(tool_card.locator(".risk")).to_have_text(tool["risk"])
+        expect(tool_card.locator(".risk")).to_have_text(f"Risk: {tool['risk']}")
         expect(tool_card.locator(".risk-meaning")).to_have_text(RISK_MEANINGS[tool["risk"]])
         tool_card.get_by_text("Input schema").click()
         shown = json.loads(tool_card.locator("details.schema pre").inner_text())
@@ -65,14 +65,15 @@ def test_every_tool_has_a_card_with_its_risk_in_plain_words(inspector: LoadedPag
     # AND the sync check and the limits are shown, and the page reached nothing but the dev server
     expect(page.locator("#sync-result")).to_contain_text("Median would accept this manifest")
     expect(page.locator("#tool-count")).to_have_text(f"{len(tools)} of {MAX_TOOLS}")
-    expect(page.locator("#size")).to_contain_text("of 500.0 KB")
+    expect(page.locator("#size")).to_contain_text("of 500 KB")
     assert inspector.requests and all(url.startswith(server.url) for url in inspector.requests)
     assert inspector.errors == []
 
 
-def test_calling_order_status_shows_200_and_the_status(inspector: LoadedPage) -> None:
-    # GIVEN the inspector
+def test_calling_order_status_shows_200_and_the_status(inspector: LoadedPage, server: DevServerProcess) -> None:
+    # GIVEN the inspector, allowed to use the clipboard
     page = inspector.page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url.rstrip("/"))
     # WHEN orderStatus is called for ORD-1042
     order_status = call_order_status(page, "ORD-1042")
     # THEN the handler's 200 and the order's status are shown
@@ -83,6 +84,9 @@ def test_calling_order_status_shows_200_and_the_status(inspector: LoadedPage) ->
     curl = order_status.locator("pre.curl").inner_text()
     assert '"orderNumber": "ORD-1042"' in curl and "median-signature: $(" in curl
     assert LOCAL_DEV_KEY not in curl
+    order_status.get_by_role("button", name="Copy curl").click()
+    expect(order_status.locator(".copy-state")).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == curl
 
 
 def test_an_empty_required_field_shows_the_422_details_beside_it(inspector: LoadedPage) -> None:
