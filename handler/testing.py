@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, OP_DIAGNOSTICS, PROTOCOL_VERSION, SIGNATURE_HEADER
+from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, PROTOCOL_VERSION, SIGNATURE_HEADER
 from handler.signature import sign
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def call_body(tool: str, tool_input: dict[str, Any] | None = None, **members: An
 
 
 def diagnostics_body() -> bytes:
-    return json.dumps({"version": PROTOCOL_VERSION, "op": OP_DIAGNOSTICS}).encode("utf-8")
+    return json.dumps({"version": PROTOCOL_VERSION, "op": "diagnostics"}).encode("utf-8")
 
 
 @dataclass(frozen=True)

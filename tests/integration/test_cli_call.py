@@ -3,52 +3,24 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from typing import TYPE_CHECKING
 
 import pytest
 
 from handler.cli import main
 from handler.testing import TEST_KEY
+from tests.devserver_process import free_port, running_devserver
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-
-STARTUP_SECONDS = 30
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    from pathlib import Path
 
 
 @pytest.fixture(scope="module")
-def dev_server() -> Iterator[str]:
+def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`python -m devserver` on a free loopback port, verifying with the test key."""
-    port = _free_port()
-    env = {**os.environ, "PORT": str(port), "MEDIAN_DEV_KEY": TEST_KEY}
-    env.pop("MEDIAN_KEY_SECRET_ID", None)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "devserver"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                pytest.fail(f"the dev server did not start on port {port}")
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/"
-    server.terminate()
-    server.wait(timeout=10)
+    with running_devserver(tmp_path_factory.mktemp("devserver"), env={"MEDIAN_DEV_KEY": TEST_KEY}) as server:
+        yield server.url
 
 
 @pytest.fixture
@@ -93,10 +65,10 @@ def test_call_runs_diagnostics(
 
 
 def test_call_reports_an_error_answer_and_exits_1(
-    dev_server: str, clean_env: pytest.MonkeyPatch, tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+    dev_server: str, clean_env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN a key file holding another key than the server's
-    key_file = tmp_path / "key.txt"  # type: ignore[operator]
+    key_file = tmp_path / "key.txt"
     key_file.write_text("mk_not_the_servers_key\n")
     # WHEN `call` signs with it
     status = main(["call", dev_server, "--key-file", str(key_file)])
@@ -109,7 +81,7 @@ def test_call_reports_an_error_answer_and_exits_1(
 
 def test_call_to_nothing_says_so(clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN a port nothing listens on
-    url = f"http://127.0.0.1:{_free_port()}/"
+    url = f"http://127.0.0.1:{free_port()}/"
     # WHEN `call` sends to it
     status = main(["call", url, "--timeout", "5"])
     # THEN it exits 1 saying the endpoint gave no answer, without a traceback
