@@ -630,7 +630,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--cold-runs", type=int, default=11, help="rounds of the cold processes (default 11)")
+    parser.add_argument("--cold-runs", type=int, default=15, help="rounds of the cold processes (default 15)")
     parser.add_argument("--warm-rounds", type=int, default=15, help="rounds of each warm loop (default 15)")
     parser.add_argument(
         "--runtime-python",
