@@ -35,4 +35,3 @@ def test_a_header_only_in_multi_value_headers_is_found() -> None:
     # WHEN it is served
     # THEN the signature is found and checked
     assert get_status(event) == 200
-
