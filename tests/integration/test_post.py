@@ -289,9 +289,11 @@ def test_a_crashing_tool_is_500_internal_error_naming_the_request_id_only(
     assert context.aws_request_id in error["message"]
     assert "jane@example.com" not in json.dumps(answer.body)
     assert "RuntimeError" not in json.dumps(answer.body)
-    # AND the log has the crash with the call id, but not the exception's message
+    # AND the log has the crash with the call id and the answer's reference (so an operator finds it),
+    # but not the exception's message
     [record] = [record for record in logs.records() if record["level"] == "ERROR"]
     assert record["call_id"] == "call_crash_1"
+    assert record["reference"] == context.aws_request_id
     assert record["error_type"] == "RuntimeError"
     assert "jane@example.com" not in logs.text()
     assert "ORD-SECRET-7" not in logs.text()
