@@ -127,5 +127,17 @@ def tool(
 
 def diagnostics(function: F) -> F:
     """Mark the function the `diagnostics` op runs: at most one per endpoint. It may take a ToolContext."""
+    # The op passes a ToolContext or nothing; refusing any other parameter here tells the
+    # author at import time, rather than by a 500 on every diagnostics call.
+    hints = typing.get_type_hints(function)
+    parameters = list(inspect.signature(function).parameters)
+    for name in parameters:
+        if hints.get(name) is not ToolContext:
+            raise TypeError(
+                f"{function.__module__}.{function.__qualname__}: parameter {name!r} must be annotated with "
+                "ToolContext; a diagnostics function takes that or nothing"
+            )
+    if len(parameters) > 1:
+        raise TypeError(f"{function.__module__}.{function.__qualname__}: takes at most one ToolContext parameter")
     registry.diagnostics.append(function)
     return function

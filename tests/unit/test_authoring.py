@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from handler import ToolContext, ToolError, tool
+from handler import ToolContext, ToolError, diagnostics, tool
 from handler.testing import FakeLambdaContext, call_body, signed_event
 
 if TYPE_CHECKING:
@@ -285,3 +285,44 @@ def test_the_decorated_function_stays_callable(scratch_registry: Registry) -> No
     # WHEN the author calls it directly (in a unit test, say)
     # THEN it is their own function
     assert plain(LookupInput(orderNumber="ORD-1")) == "ORD-1"
+
+
+def test_diagnostics_may_take_a_tool_context_or_nothing(scratch_registry: Registry, client: MedianTestClient) -> None:
+    # GIVEN diagnostics that take no parameter, and diagnostics that take the context
+    def bare() -> str:
+        return "bare"
+
+    def with_context(context: ToolContext) -> str:
+        return f"call {context.call_id}"
+
+    for function in (bare, with_context):
+        scratch_registry.diagnostics[:] = []
+        diagnostics(function)
+        # WHEN Median asks for diagnostics
+        answer = client.diagnostics()
+        # THEN each runs
+        assert answer.status == 200, answer.body
+        assert answer.body["output"] in ("bare", "call None")
+
+
+@pytest.mark.parametrize("annotation", [None, "str"], ids=["unannotated", "annotated with str"])
+def test_a_diagnostics_function_with_a_parameter_it_cannot_be_given_is_refused(
+    scratch_registry: Registry, annotation: str | None
+) -> None:
+    # GIVEN diagnostics whose parameter is not a ToolContext (an easy slip: `def health(ctx)`)
+    if annotation is None:
+
+        def health(ctx) -> str:  # type: ignore[no-untyped-def]
+            return "ok"
+
+    else:
+
+        def health(ctx: str) -> str:
+            return "ok"
+
+    count = len(scratch_registry.diagnostics)
+    # WHEN it is marked @diagnostics
+    # THEN the author is told at import, not by a 500 on every diagnostics call, and it is not registered
+    with pytest.raises(TypeError, match=r"health: parameter 'ctx' must be annotated with ToolContext"):
+        diagnostics(health)
+    assert len(scratch_registry.diagnostics) == count
