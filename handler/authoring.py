@@ -68,9 +68,19 @@ def _closed(model: type[BaseModel]) -> type[BaseModel]:
     return type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
 
 
+def _refuse_async(function: Callable[..., Any]) -> None:
+    # Tools run synchronously: an async function would hand back an un-run coroutine on every call.
+    if inspect.iscoroutinefunction(function):
+        raise TypeError(
+            f"{function.__module__}.{function.__qualname__}: is async; the handler calls it synchronously, "
+            "so define it with def (call async clients with asyncio.run inside it if you must)"
+        )
+
+
 def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str | None]:
     """(model parameter, its model, context parameter) — or a TypeError that says what to fix."""
     where = f"{function.__module__}.{function.__qualname__}"
+    _refuse_async(function)
     hints = typing.get_type_hints(function)
     model_parameter: tuple[str, type[BaseModel]] | None = None
     context_parameter: str | None = None
@@ -129,6 +139,7 @@ def diagnostics(function: F) -> F:
     """Mark the function the `diagnostics` op runs: at most one per endpoint. It may take a ToolContext."""
     # The op passes a ToolContext or nothing; refusing any other parameter here tells the
     # author at import time, rather than by a 500 on every diagnostics call.
+    _refuse_async(function)
     hints = typing.get_type_hints(function)
     parameters = list(inspect.signature(function).parameters)
     for name in parameters:
