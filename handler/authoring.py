@@ -91,6 +91,8 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str
                 raise TypeError(f"{where}: only one parameter may be annotated with a pydantic model")
             model_parameter = (name, hint)
         elif hint is ToolContext:
+            if context_parameter is not None:
+                raise TypeError(f"{where}: only one parameter may be annotated with ToolContext")
             context_parameter = name
         else:
             raise TypeError(

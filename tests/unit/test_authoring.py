@@ -346,3 +346,15 @@ def test_an_async_function_is_refused_as_a_tool_or_diagnostics(scratch_registry:
     with pytest.raises(TypeError, match=r"health: .*async.*def"):
         diagnostics(health)
     assert (len(scratch_registry.tools), len(scratch_registry.diagnostics)) == (tools, checks)
+
+
+def test_a_tool_with_two_context_parameters_is_refused(scratch_registry: Registry) -> None:
+    # GIVEN a tool asking for the context twice (only one could ever be passed)
+    def twice(args: LookupInput, ctx: ToolContext, again: ToolContext) -> str:
+        """Twice."""
+        return "ok"
+
+    # WHEN it is declared
+    # THEN the author is told at import
+    with pytest.raises(TypeError, match=r"twice: only one parameter may be annotated with ToolContext"):
+        tool(risk="low")(twice)
