@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from handler import tool
 from handler.protocol import MAX_BODY_BYTES
-from handler.testing import FakeLambdaContext, call_body
+from handler.testing import TEST_KEY, FakeLambdaContext, call_body
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -377,3 +377,32 @@ def test_a_base64_body_is_verified_and_parsed_as_its_decoded_bytes(
     # WHEN it arrives
     # THEN the signature verifies against the decoded bytes and the tool runs
     assert invoke(event).body["output"]["status"] == "shipped"
+
+
+def test_no_log_line_carries_the_key_a_signature_or_an_input_value(
+    scratch_registry: Registry, make_event: EventBuilder, invoke: Callable[..., TestAnswer], logs: LogCapture
+) -> None:
+    # GIVEN a tool that crashes, beside the example tools
+    @tool(risk="low")
+    def fragile_lookup(args: _CrashInput) -> str:
+        """Fails."""
+        raise ValueError(args.orderNumber)
+
+    secret_value = "ORD-PRIVATE-4242"
+    bodies = [
+        call_body("orderStatus", {"orderNumber": secret_value}),
+        call_body("changeQuantity", {"orderNumber": secret_value, "item": "mug", "quantity": "many"}),
+        call_body("fragileLookup", {"orderNumber": secret_value}),
+    ]
+    events = [make_event("http_api_v2", "POST", body) for body in bodies]
+    events.append(make_event("http_api_v2", "POST", bodies[0], key="mk_live_forger"))
+    # WHEN a tool_error, a 422, a crash and a forged request are answered
+    statuses = [invoke(event).status for event in events]
+    # THEN none of the log lines holds the key, any signature sent, or the input value
+    assert statuses == [200, 422, 500, 401]
+    text = logs.text()
+    assert text
+    assert TEST_KEY not in text
+    assert secret_value not in text
+    for event in events:
+        assert event["headers"]["median-signature"].split("v1=")[1] not in text
