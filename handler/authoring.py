@@ -59,12 +59,17 @@ def camel_case(snake: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+# additionalProperties: false, as the manifest says; and no infinities, which a JSON number
+# too large for a double would otherwise become in a float field, and no JSON can carry back.
+_INPUT_RULES = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
 def _closed(model: type[BaseModel]) -> type[BaseModel]:
-    """The model, refusing fields it does not declare, as the manifest's additionalProperties: false says."""
-    if model.model_config.get("extra") == "forbid":
+    """The model, held to the input rules every tool's schema promises."""
+    if all(model.model_config.get(name) == value for name, value in _INPUT_RULES.items()):
         return model
     # A subclass keeps isinstance(args, TheAuthorsModel) true inside the tool.
-    config = ConfigDict(**{**model.model_config, "extra": "forbid"})
+    config = ConfigDict(**{**model.model_config, **_INPUT_RULES})
     return type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
 
 

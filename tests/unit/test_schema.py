@@ -13,6 +13,7 @@ from handler.manifest import build_manifest
 from handler.registry import Registry
 from handler.rules import check_manifest
 from handler.schema import flat_input_schema
+from handler.testing import signed_event
 
 if TYPE_CHECKING:
     from handler.testing import MedianTestClient
@@ -251,3 +252,17 @@ def test_a_refused_field_fails_the_manifest_naming_tool_field_and_rule(scratch_r
         "tagOrder: inputSchema.properties.items: "
         "is a list; a field must be one scalar (string, number, integer or boolean)"
     ]
+
+
+def test_a_number_too_large_for_a_double_is_invalid_input_not_a_crash(client: MedianTestClient) -> None:
+    # GIVEN a float field and an integer far beyond a double's range (valid JSON, no 1e400 literal)
+    body = (
+        b'{"version":1,"op":"call","tool":"requestRefund","input":{"orderNumber":"ORD-1042","amount":1'
+        + b"0" * 400
+        + b',"reason":"late"}}'
+    )
+    # WHEN it is sent as Median would
+    answer = client.send(signed_event("POST", body))
+    # THEN the field is refused as invalid input, and nothing became infinity
+    assert answer.status == 422
+    assert [detail["field"] for detail in answer.body["error"]["details"]] == ["amount"]
