@@ -1,14 +1,25 @@
 from __future__ import annotations
 
+import base64
+import copy
+import json
+import logging
 import os
-from typing import TYPE_CHECKING
+import sys
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
+from handler.protocol import SIGNATURE_HEADER
+from handler.signature import sign
 from handler.testing import TEST_KEY, MedianTestClient
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from handler.registry import Registry
 
 # No test may reach AWS: fake credentials and a region, before any boto3 client exists.
 os.environ.update(
@@ -23,6 +34,10 @@ os.environ.update(
 for name in ("AWS_PROFILE", "MEDIAN_KEY_SECRET_ID", "MEDIAN_DEV_KEY", "AWS_LAMBDA_FUNCTION_NAME", "AWS_SAM_LOCAL"):
     os.environ.pop(name, None)
 
+EVENTS_DIR = Path(__file__).parent / "events"
+# The three event shapes the handler is reached by, each a JSON file captured in AWS's own layout.
+SHAPES = ("rest_api_v1", "http_api_v2", "function_url")
+
 
 @pytest.fixture
 def client() -> MedianTestClient:
@@ -34,3 +49,142 @@ def client() -> MedianTestClient:
 def clean_env() -> Iterator[pytest.MonkeyPatch]:
     with pytest.MonkeyPatch.context() as patch:
         yield patch
+
+
+class EventBuilder(Protocol):
+    def __call__(
+        self,
+        shape: str,
+        method: str,
+        body: bytes = b"",
+        *,
+        key: str | None = TEST_KEY,
+        timestamp: int | None = None,
+        headers: dict[str, str] | None = None,
+        base64_body: bool = False,
+    ) -> dict[str, Any]: ...
+
+
+def build_event(
+    shape: str,
+    method: str,
+    body: bytes = b"",
+    *,
+    key: str | None = TEST_KEY,
+    timestamp: int | None = None,
+    headers: dict[str, str] | None = None,
+    base64_body: bool = False,
+) -> dict[str, Any]:
+    """The fixture event of `shape` for this request, signed now under `key` (unsigned when key is None)."""
+    event: dict[str, Any] = copy.deepcopy(json.loads((EVENTS_DIR / f"{shape}.json").read_text(encoding="utf-8")))
+    context = event["requestContext"]
+    context["requestId"] = str(uuid.uuid4())
+    extra = dict(headers or {})
+    if key is not None:
+        # REST APIs pass header names as the client wrote them; HTTP APIs and Function URLs lower-case them.
+        name = "Median-Signature" if shape == "rest_api_v1" else SIGNATURE_HEADER
+        extra = {name: sign(key, body, timestamp=timestamp), **extra}
+    text = base64.b64encode(body).decode("ascii") if base64_body else body.decode("utf-8")
+    if shape == "rest_api_v1":
+        event["httpMethod"] = context["httpMethod"] = method
+        event["headers"].update(extra)
+        event["multiValueHeaders"].update({name: [value] for name, value in extra.items()})
+        event["body"] = text or None
+    else:
+        context["http"]["method"] = method
+        if shape == "http_api_v2":
+            event["routeKey"] = context["routeKey"] = f"{method} /" if method in ("GET", "POST") else "ANY /"
+        event["headers"].update(extra)
+        if text:
+            event["body"] = text
+    event["isBase64Encoded"] = base64_body
+    return event
+
+
+@pytest.fixture
+def make_event() -> EventBuilder:
+    return build_event
+
+
+@pytest.fixture(params=SHAPES)
+def shape(request: pytest.FixtureRequest) -> str:
+    """Runs the test once per event shape: REST API (1.0), HTTP API (2.0) and Function URL."""
+    return str(request.param)
+
+
+@pytest.fixture
+def seed_manifest() -> dict[str, Any]:
+    """The example answer on Median's own GET page."""
+    document: dict[str, Any] = json.loads((EVENTS_DIR / "seed_manifest_example.json").read_text(encoding="utf-8"))
+    return document
+
+
+class LogCapture:
+    """The handler's log lines (Powertools writes one JSON object per line to stdout)."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
+        self._capsys = capsys
+        self._seen = ""
+
+    def text(self) -> str:
+        self._seen += self._capsys.readouterr().out
+        return self._seen
+
+    def records(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.text().splitlines() if line.startswith("{")]
+
+
+class _CurrentStdout:
+    """Writes to whatever sys.stdout is at the moment of writing, as print() does."""
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _logs_follow_stdout() -> None:
+    """Powertools' handler keeps the sys.stdout of the moment the logger was made; capsys replaces
+    sys.stdout per test. Writing through to the current one lets any test capture the log with capsys."""
+    from handler.observability import logger
+
+    handler = logger.registered_handler
+    assert isinstance(handler, logging.StreamHandler)
+    handler.stream = _CurrentStdout()
+
+
+@pytest.fixture
+def logs(capsys: pytest.CaptureFixture[str]) -> LogCapture:
+    return LogCapture(capsys)
+
+
+@pytest.fixture
+def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
+    """The served registry with the example tools loaded, on lists that are put back after the test.
+
+    `@tool` and `@diagnostics` inside the test add to the copies, and the manifest is rebuilt
+    from them: the example tools' registry is as it was for the next test.
+    """
+    from handler import app
+    from handler.registry import load_tools
+
+    live = load_tools()
+    monkeypatch.setattr(live, "tools", list(live.tools))
+    monkeypatch.setattr(live, "diagnostics", list(live.diagnostics))
+    monkeypatch.setattr(app, "_manifest_answer", None)
+    return live
+
+
+@pytest.fixture
+def sample_store() -> Iterator[None]:
+    """The example tools change the in-memory orders; each test starts from the shipped ones."""
+    from tools._sample_store import ORDERS
+
+    saved = copy.deepcopy(ORDERS)
+    try:
+        yield
+    finally:
+        ORDERS.clear()
+        ORDERS.update(saved)
