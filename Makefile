@@ -42,9 +42,11 @@ clean: ## Remove the virtualenv, caches and build output
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
 # --- SAM: build, local invoke, deploy (issue 3) --------------------------------------
-# The SAM CLI goes into .venv only when a target here needs it, so `make test` stays light.
-SAM_INSTALLED := $(VENV)/.sam-installed
-SAM := $(BIN)/sam
+# The SAM CLI gets a virtualenv of its own, made only when a target here needs it: `make
+# test` stays light, and SAM's pins (it holds pydantic back) never change what the tests run on.
+SAM_VENV := $(VENV)/sam-cli
+SAM_INSTALLED := $(SAM_VENV)/.installed
+SAM := $(SAM_VENV)/bin/sam
 EVENTS := events
 ENV_VARS := $(EVENTS)/env.json
 URL ?= http://127.0.0.1:$(PORT)/
@@ -61,7 +63,9 @@ NEED_CONTAINER = @docker info >/dev/null 2>&1 || finch info >/dev/null 2>&1 || {
 .PHONY: build validate event invoke start-api deploy delete call build-MedianToolsFunction
 
 $(SAM_INSTALLED): pyproject.toml $(INSTALLED)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group sam
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
+	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --group sam
 	@touch $@
 
 build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
