@@ -2,13 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from handler.signature import SignatureError, compute_signature, matches, parse_header, sign
+from handler.signature import compute_signature, matches, parse_header
 
 KEY = "mk_test_0123456789abcdef"
 T = 1764500000
-CALL_BODY = (
-    b'{"version":1,"op":"call","tool":"orderStatus","input":{"orderNumber":"ORD-1042"},"callId":"call_1"}'
-)
+CALL_BODY = b'{"version":1,"op":"call","tool":"orderStatus","input":{"orderNumber":"ORD-1042"},"callId":"call_1"}'
 
 
 @pytest.mark.parametrize(
