@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import uuid
 from typing import TYPE_CHECKING
 
 import boto3
@@ -37,3 +38,21 @@ def moto_endpoint() -> Iterator[str]:
 @pytest.fixture
 def secrets(moto_endpoint: str) -> SecretsManagerClient:
     return boto3.client("secretsmanager", endpoint_url=moto_endpoint)
+
+
+@pytest.fixture
+def idempotency_table(moto_endpoint: str, clean_env: pytest.MonkeyPatch) -> str:
+    """A fresh table shaped as template.yaml makes it (key `id`, TTL `expiration`), named in IDEMPOTENCY_TABLE."""
+    dynamodb = boto3.client("dynamodb", endpoint_url=moto_endpoint)
+    name = f"idempotency-{uuid.uuid4().hex[:12]}"
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    dynamodb.update_time_to_live(
+        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"}
+    )
+    clean_env.setenv("IDEMPOTENCY_TABLE", name)
+    return name
