@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
     from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+    from mypy_boto3_dynamodb import DynamoDBClient
 
     from handler.authoring import ToolContext
 
@@ -40,6 +41,7 @@ _KEY_EXPRESSION = "callId"
 _PAYLOAD_EXPRESSION = "[tool, input]"
 
 _stores: dict[tuple[str, int], DynamoDBPersistenceLayer] = {}
+_clients: list[DynamoDBClient] = []
 
 
 def table_name() -> str | None:
@@ -70,11 +72,20 @@ def _store(table: str, expiry_seconds: int) -> DynamoDBPersistenceLayer:
     if store is None:
         from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
-        from handler.aws_clients import bounded_config
-
-        store = DynamoDBPersistenceLayer(table_name=table, boto_config=bounded_config())
+        store = DynamoDBPersistenceLayer(table_name=table, boto3_client=_client())
         _stores[(table, expiry_seconds)] = store
     return store
+
+
+def _client() -> DynamoDBClient:
+    # One client for every store: making a boto3 client costs ~0.1 s, a call's whole margin.
+    if not _clients:
+        import boto3
+
+        from handler.aws_clients import bounded_config
+
+        _clients.append(boto3.client("dynamodb", config=bounded_config()))
+    return _clients[0]
 
 
 def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callable[[], Answer]) -> Answer:
