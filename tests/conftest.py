@@ -43,6 +43,30 @@ settings.register_profile("deep", max_examples=5_000, **_FUZZ_SETTINGS)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+class _CurrentStdout:
+    """Writes to sys.stdout as it is at each write, as print() does (and Powertools' EMF metrics)."""
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+
+def _log_to_current_stdout() -> None:
+    # Powertools' Logger keeps the stdout it finds when it is created; pytest swaps sys.stdout for
+    # every phase of every test that captures it. Pointed at the current one, the handler's log
+    # lines reach whichever capture is active, and never a closed one.
+    from handler.observability import logger  # after the environment above is set
+
+    handler = logger.registered_handler
+    assert isinstance(handler, logging.StreamHandler)
+    handler.setStream(_CurrentStdout())  # type: ignore[arg-type]
+
+
+_log_to_current_stdout()
+
+
 @pytest.fixture
 def client() -> MedianTestClient:
     """Signs requests with the protocol's test key and serves it to the handler as the dev key."""
@@ -65,14 +89,8 @@ def scratch() -> Iterator[ScratchTools]:
 
 
 @pytest.fixture
-def output_lines(capsys: pytest.CaptureFixture[str]) -> Iterator[Callable[[], list[str]]]:
+def output_lines(capsys: pytest.CaptureFixture[str]) -> Callable[[], list[str]]:
     """Every line the handler has written so far: its logs, its EMF metrics, any warning."""
-    from handler.observability import logger
-
-    # The Logger holds the stdout it found at import; point it at the one capsys captures.
-    handler = logger.registered_handler
-    assert isinstance(handler, logging.StreamHandler)
-    previous = handler.setStream(sys.stdout)
     seen: list[str] = []
 
     def lines() -> list[str]:
@@ -80,8 +98,4 @@ def output_lines(capsys: pytest.CaptureFixture[str]) -> Iterator[Callable[[], li
         seen.extend(line for line in (captured.out + captured.err).splitlines() if line.strip())
         return list(seen)
 
-    try:
-        yield lines
-    finally:
-        if previous is not None:
-            handler.setStream(previous)
+    return lines
