@@ -102,7 +102,8 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     return json_answer(answer.status, answer.body)
 
 
-def _handle(event: Any, context: LambdaContext | None) -> dict[str, Any]:
+@traced_handler
+def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     try:
         return _serve(event, context)
     except Exception as error:  # the last line of defence: Median gets JSON, never a Lambda error
@@ -111,6 +112,3 @@ def _handle(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)
     finally:
         flush_metrics()
-
-
-lambda_handler = traced_handler(_handle)
