@@ -46,3 +46,8 @@ clean: ## Remove the virtualenv, caches and build output
 # --- Benchmarks (issue 5) ------------------------------------------------------------
 
 # --- Inspector and browser tests (issue 6) ------------------------------------------
+# `make serve` serves the inspector at http://127.0.0.1:$(PORT)/_inspector. Its browser tests also run
+# inside `make test` whenever Debian's chromium is installed; this runs them alone.
+.PHONY: test-browser
+test-browser: $(INSTALLED) ## Run the inspector's tests in headless Chromium (apt-get install chromium)
+	$(BIN)/python -m pytest -m browser tests/browser

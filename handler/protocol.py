@@ -82,6 +82,15 @@ RESERVED_NAMES = frozenset(
     }
 )
 RISKS = ("low", "medium", "reviewed", "high")
+# What each risk makes Median do, in the seed page's words: shown to authors (the inspector).
+RISK_MEANINGS = {
+    "low": "Runs as soon as the agent calls it.",
+    "medium": "Runs when called; the agent first asks for the customer's yes.",
+    "reviewed": (
+        "Asks for the customer's yes, then waits for an automated reviewer, which may hand the call to a teammate."
+    ),
+    "high": "Waits for a teammate's approval in the conversation.",
+}
 SCALAR_TYPES = ("string", "number", "integer", "boolean")
 
 # --- POST operations -------------------------------------------------------------

@@ -136,6 +136,10 @@ def call_body(tool: str, tool_input: dict[str, Any] | None = None, **members: An
     return json.dumps(document).encode("utf-8")
 
 
+def diagnostics_body() -> bytes:
+    return json.dumps({"version": PROTOCOL_VERSION, "op": "diagnostics"}).encode("utf-8")
+
+
 @dataclass(frozen=True)
 class TestAnswer:
     status: int
@@ -184,5 +188,4 @@ class MedianTestClient:
         return self.send(signed_event("POST", call_body(tool, tool_input, **members), key=self.key))
 
     def diagnostics(self) -> TestAnswer:
-        body = json.dumps({"version": PROTOCOL_VERSION, "op": "diagnostics"}).encode("utf-8")
-        return self.send(signed_event("POST", body, key=self.key))
+        return self.send(signed_event("POST", diagnostics_body(), key=self.key))

@@ -1,0 +1,218 @@
+"""The inspector: one page at /_inspector and the small JSON API behind it.
+
+The page shows the manifest as Median would receive it and the sync-rule problems from the
+checker `make check` runs; a call is signed here with the dev key and goes through
+`lambda_handler` exactly as Median's POST would. Local only: `make serve` binds to loopback,
+and this module is never in the Lambda artifact (`python -m devserver.artifact_check`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from devserver.curl import post_command
+from devserver.lambda_runner import invoke
+from handler.protocol import (
+    DEV_KEY_ENV,
+    JSON_CONTENT_TYPE,
+    KEY_SECRET_ENV,
+    MAX_BODY_BYTES,
+    MAX_FIELDS,
+    MAX_MANIFEST_BYTES,
+    MAX_SCHEMA_CHARS,
+    MAX_TOOLS,
+    OP_CALL,
+    OP_DIAGNOSTICS,
+    OPS,
+    RISK_MEANINGS,
+)
+from handler.testing import call_body, diagnostics_body, signed_event
+
+INSPECTOR_PATH = "/_inspector"
+API_PATH = f"{INSPECTOR_PATH}/api"
+PAGE_FILE = Path(__file__).with_name("inspector.html")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+# Median hands each call its conversation; the inspector's calls all belong to this one.
+CONVERSATION = {"id": "conv_inspector"}
+
+# The page is one file with its CSS and JS inline, and may reach nothing but this server:
+# the browser itself then proves it works offline.
+_PAGE_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+        "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: bytes
+    content_type: str = JSON_CONTENT_TYPE
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def owns(path: str) -> bool:
+    return path == INSPECTOR_PATH or path.startswith(f"{INSPECTOR_PATH}/")
+
+
+def _json(status: int, document: Any, headers: dict[str, str] | None = None) -> Reply:
+    body = json.dumps(document, ensure_ascii=False).encode("utf-8")
+    return Reply(status, body, headers={"Cache-Control": "no-store", **(headers or {})})
+
+
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Reply:
+    return _json(status, {"error": {"code": code, "message": message}}, headers)
+
+
+def _method_not_allowed(allowed: str) -> Reply:
+    return _error(405, "method_not_allowed", f"Only {allowed} is answered here.", {"Allow": allowed})
+
+
+def too_large() -> Reply:
+    return _error(413, "too_large", f"The inspector takes bodies of at most {MAX_BODY_BYTES:,} bytes.")
+
+
+def route(method: str, path: str, headers: dict[str, str], body: bytes, *, port: int) -> Reply:
+    """The inspector's answer. `headers` are lower-cased."""
+    # A Host other than loopback's is a DNS-rebinding page reaching in through the browser.
+    if headers.get("host") not in {f"{name}:{port}" for name in LOOPBACK_NAMES}:
+        return _error(403, "forbidden", f"The inspector answers only at http://127.0.0.1:{port}{INSPECTOR_PATH}.")
+    if path in (INSPECTOR_PATH, f"{INSPECTOR_PATH}/"):
+        return _page() if method in ("GET", "HEAD") else _method_not_allowed("GET")
+    if path == f"{API_PATH}/manifest":
+        return manifest_view(port) if method in ("GET", "HEAD") else _method_not_allowed("GET")
+    if path == f"{API_PATH}/call":
+        if method != "POST":
+            return _method_not_allowed("POST")
+        refusal = _cross_site_refusal(headers, port)
+        return refusal or _call_from_request(body, port)
+    return _error(404, "not_found", f"The inspector has no {path}; open {INSPECTOR_PATH}.")
+
+
+def _cross_site_refusal(headers: dict[str, str], port: int) -> Reply | None:
+    """Only the inspector's own page may make calls: another site's page could otherwise run tools here."""
+    origin = headers.get("origin")
+    if origin is not None and origin not in {f"http://{name}:{port}" for name in LOOPBACK_NAMES}:
+        return _error(403, "forbidden", "Calls are taken only from the inspector's own page.")
+    # A cross-site form cannot send this type without a preflight, which this server never grants.
+    if headers.get("content-type", "").split(";", 1)[0].strip().lower() != JSON_CONTENT_TYPE:
+        return _error(415, "unsupported_media_type", f"Send the call as {JSON_CONTENT_TYPE}.")
+    return None
+
+
+def _page() -> Reply:
+    return Reply(200, PAGE_FILE.read_bytes(), "text/html; charset=utf-8", dict(_PAGE_HEADERS))
+
+
+def endpoint_url(port: int) -> str:
+    return f"http://127.0.0.1:{port}/"
+
+
+def signing_key() -> tuple[str | None, str]:
+    """The key the inspector signs with, or None and why calls cannot be made."""
+    if os.environ.get(KEY_SECRET_ENV, "").strip():
+        return None, (
+            f"This server verifies with the key in Secrets Manager ({KEY_SECRET_ENV} is set), and the "
+            f"inspector signs only with a local dev key. Unset {KEY_SECRET_ENV} to call tools from here."
+        )
+    key = os.environ.get(DEV_KEY_ENV, "").strip()
+    if not key:
+        return None, f"No dev key to sign with: start the server with `make serve`, which sets {DEV_KEY_ENV}."
+    return key, ""
+
+
+def manifest_view(port: int) -> Reply:
+    """The manifest, its sync-rule problems and its size against Median's limits."""
+    from handler.manifest import build_manifest
+    from handler.registry import load_tools
+    from handler.rules import manifest_size
+
+    try:
+        manifest, problems = build_manifest(load_tools())
+    except Exception as error:  # the author's own code in tools/: say what broke, for them to fix
+        return _error(500, "tools_failed", f"Loading tools/ failed: {type(error).__name__}: {error}")
+    key, why_not = signing_key()
+    return _json(
+        200,
+        {
+            "endpoint": endpoint_url(port),
+            "manifest": manifest,
+            "problems": [
+                {"tool": problem.tool, "field": problem.field, "rule": problem.rule, "text": str(problem)}
+                for problem in problems
+            ],
+            "limits": {
+                "tools": {"count": len(manifest["tools"]), "max": MAX_TOOLS},
+                "bytes": {"size": manifest_size(manifest), "max": MAX_MANIFEST_BYTES},
+                "fieldsPerTool": MAX_FIELDS,
+                "schemaCharacters": MAX_SCHEMA_CHARS,
+            },
+            "risks": RISK_MEANINGS,
+            "signing": {"available": key is not None, "reason": why_not},
+        },
+    )
+
+
+def new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:16]}"
+
+
+def _call_from_request(body: bytes, port: int) -> Reply:
+    try:
+        document = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return _error(400, "bad_request", "Send the call as a JSON object.")
+    if not isinstance(document, dict):
+        return _error(400, "bad_request", "Send the call as a JSON object.")
+    op = document.get("op", OP_CALL)
+    if op not in OPS:
+        return _error(400, "bad_request", f"op must be one of: {', '.join(OPS)}.")
+    call_id = document.get("callId")
+    if call_id is not None and (not isinstance(call_id, str) or not call_id):
+        return _error(400, "bad_request", "callId must be a non-empty string, or left out for a fresh one.")
+    if op == OP_DIAGNOSTICS:
+        return perform(diagnostics_body(), None, port)
+    tool, tool_input = document.get("tool"), document.get("input", {})
+    if not isinstance(tool, str) or not tool:
+        return _error(400, "bad_request", "Name the tool to call.")
+    if not isinstance(tool_input, dict):
+        return _error(400, "bad_request", "input must be a JSON object of the tool's fields.")
+    call_id = call_id or new_call_id()
+    return perform(call_body(tool, tool_input, callId=call_id, conversation=CONVERSATION), call_id, port)
+
+
+def perform(body: bytes, call_id: str | None, port: int) -> Reply:
+    """Sign the body with the dev key and POST it through the handler, as Median would."""
+    key, why_not = signing_key()
+    if key is None:
+        return _error(503, "no_dev_key", why_not)
+    response, elapsed_ms = invoke(signed_event("POST", body, key=key))
+    text = response.get("body", "")
+    try:
+        answer: Any = json.loads(text)
+    except ValueError:
+        answer = text
+    error = answer.get("error") if isinstance(answer, dict) else None
+    return _json(
+        200,
+        {
+            "status": response["statusCode"],
+            "ok": answer.get("ok") if isinstance(answer, dict) else None,
+            "errorCode": error.get("code") if isinstance(error, dict) else None,
+            "answer": answer,
+            "elapsedMs": round(elapsed_ms, 2),
+            "callId": call_id,
+            "request": body.decode("utf-8"),
+            "curl": post_command(endpoint_url(port), body),
+        },
+    )

@@ -1,0 +1,26 @@
+"""Run one API Gateway event through `handler.app.lambda_handler`, as one Lambda container would."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from handler.testing import FakeLambdaContext
+
+FUNCTION_TIMEOUT_SECONDS = 30.0
+
+# A Lambda container serves one request at a time; the dev server's threads (which keep a
+# browser's idle connections from blocking everyone) take turns at the handler in the same way.
+_one_request_at_a_time = threading.Lock()
+
+
+def invoke(event: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    """The handler's answer to the event, and the milliseconds the handler took."""
+    from handler.app import lambda_handler
+
+    with _one_request_at_a_time:
+        context = FakeLambdaContext(timeout_seconds=FUNCTION_TIMEOUT_SECONDS)
+        started = time.perf_counter()
+        response = lambda_handler(event, context)  # type: ignore[arg-type]  # duck-types LambdaContext
+        return response, (time.perf_counter() - started) * 1000

@@ -1,0 +1,84 @@
+"""The dev server's HTTP side: `/_inspector` is the inspector; every other request is the Lambda's.
+
+Each request to the endpoint becomes an API Gateway HTTP API (payload 2.0) event and goes
+through `handler.app.lambda_handler`, as it would behind API Gateway.
+"""
+
+from __future__ import annotations
+
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING
+
+from devserver import inspector
+from devserver.lambda_runner import invoke
+from handler.protocol import MAX_BODY_BYTES
+from handler.testing import http_event
+
+if TYPE_CHECKING:
+    from devserver.inspector import Reply
+
+HOST = "127.0.0.1"
+
+
+class DevRequestHandler(BaseHTTPRequestHandler):
+    server_version = "median-devserver"
+    server: DevServer
+
+    def _serve(self) -> None:
+        path = self.path.split("?", 1)[0]
+        length = int(self.headers.get("Content-Length") or 0)
+        if not inspector.owns(path):
+            self._bridge(path, self.rfile.read(length) if length else b"")
+        elif length > MAX_BODY_BYTES:
+            self.close_connection = True  # the body is left unread
+            self._send(inspector.too_large())
+        else:
+            body = self.rfile.read(length) if length else b""
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            self._send(inspector.route(self.command, path, headers, body, port=self.server.port))
+
+    def _bridge(self, path: str, body: bytes) -> None:
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        event = http_event(self.command, body, headers=headers, path=path, base64_body=True)
+        response, _ = invoke(event)
+        payload = response.get("body", "").encode("utf-8")
+        self.send_response(response["statusCode"])
+        for name, value in response.get("headers", {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    def _send(self, reply: Reply) -> None:
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(reply.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(reply.body)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        # The request line only: never headers, which carry the signature.
+        sys.stderr.write(f"{self.command} {self.path.split('?', 1)[0]} -> {args[1] if len(args) > 1 else ''}\n")
+
+
+class DevServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, port: int) -> None:
+        # Loopback only: the inspector signs with the dev key for whoever asks.
+        super().__init__((HOST, port), DevRequestHandler)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}/"

@@ -1,0 +1,79 @@
+"""`python -m devserver` as `make serve` runs it: a real process on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+REPO = Path(__file__).resolve().parent.parent
+READY_LINE = "Press Ctrl-C to stop."
+START_TIMEOUT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class DevServerProcess:
+    port: int
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def inspector_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/_inspector"
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def running_devserver(
+    log_dir: Path, *, cwd: Path = REPO, env: dict[str, str] | None = None
+) -> Iterator[DevServerProcess]:
+    """Start the dev server, wait for its startup text, and stop it afterwards.
+
+    `cwd` comes first on the server's import path, so a directory holding its own `tools`
+    package serves those tools with this repository's handler and devserver.
+    """
+    port = free_port()
+    log = log_dir / f"devserver-{port}.log"
+    environment = {**os.environ, "PORT": str(port), "PYTHONPATH": str(REPO), **(env or {})}
+    # The log goes to a file: a pipe nobody reads would block the server once it filled.
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "devserver"], cwd=cwd, env=environment, stdout=sink, stderr=subprocess.STDOUT
+        )
+    server = DevServerProcess(port, log)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while READY_LINE not in server.output():
+            if process.poll() is not None:
+                raise RuntimeError(f"the dev server exited with {process.returncode}:\n{server.output()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the dev server did not start in {START_TIMEOUT_SECONDS:.0f} s:\n{server.output()}")
+            time.sleep(0.05)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -1,0 +1,110 @@
+"""`make serve`'s server over real HTTP: the endpoint as before, and the inspector beside it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import urllib.request
+from typing import TYPE_CHECKING, Any
+from urllib.error import HTTPError
+
+import pytest
+
+from handler.cli import LOCAL_DEV_KEY
+from handler.protocol import SIGNATURE_HEADER
+from handler.signature import sign
+from tests.devserver_process import REPO, running_devserver
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from tests.devserver_process import DevServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServerProcess]:
+    with running_devserver(tmp_path_factory.mktemp("devserver")) as running:
+        yield running
+
+
+def fetch(url: str, *, method: str = "GET", body: bytes | None = None, headers: dict[str, str] | None = None) -> Any:
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})  # noqa: S310 - loopback
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - a loopback URL of our own
+            return response.status, dict(response.headers), response.read()
+    except HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def test_a_signed_get_still_answers_the_manifest(server: DevServerProcess) -> None:
+    # GIVEN the dev server, verifying with the local dev key
+    # WHEN Median's GET arrives, signed with that key
+    status, _, body = fetch(server.url, headers={SIGNATURE_HEADER: sign(LOCAL_DEV_KEY, b"")})
+    # THEN it answers the manifest through the handler
+    assert status == 200
+    assert "orderStatus" in [tool["name"] for tool in json.loads(body)["tools"]]
+
+
+def test_other_methods_still_get_405(server: DevServerProcess) -> None:
+    # GIVEN the dev server
+    # WHEN a PUT arrives
+    status, headers, body = fetch(server.url, method="PUT", body=b"{}")
+    # THEN the handler refuses it as the protocol says
+    assert status == 405
+    assert headers["Allow"] == "GET, POST"
+    assert json.loads(body)["error"]["code"] == "method_not_allowed"
+
+
+def test_the_startup_text_points_at_the_inspector_and_shows_curl(server: DevServerProcess) -> None:
+    # GIVEN the dev server has started
+    # WHEN its startup text is read
+    text = server.output()
+    # THEN it names the inspector's address and gives copy-paste curl commands
+    assert f"{server.inspector_url}\n" in text
+    assert f'curl -s {server.url} -H "median-signature: $(.venv/bin/python -m handler sign)"' in text
+    assert "BODY='" in text
+
+
+def test_the_inspector_page_is_one_file_that_may_load_nothing_from_outside(server: DevServerProcess) -> None:
+    # GIVEN the dev server
+    # WHEN the inspector page is fetched
+    status, headers, body = fetch(server.inspector_url, headers={"Host": f"127.0.0.1:{server.port}"})
+    # THEN it is HTML whose policy lets it reach only this server, and it links to nothing else
+    assert status == 200
+    assert headers["Content-Type"] == "text/html; charset=utf-8"
+    assert "default-src 'none'" in headers["Content-Security-Policy"]
+    assert "connect-src 'self'" in headers["Content-Security-Policy"]
+    assert b"<script src" not in body
+    assert b"<link" not in body
+
+
+def test_the_inspector_refuses_a_foreign_host(server: DevServerProcess) -> None:
+    # GIVEN a page on another site whose name was rebound to 127.0.0.1
+    # WHEN its request reaches the inspector with that site's Host
+    status, _, body = fetch(f"{server.url}_inspector/api/manifest", headers={"Host": "attacker.example"})
+    # THEN the inspector refuses it
+    assert status == 403
+    assert json.loads(body)["error"]["code"] == "forbidden"
+
+
+def test_the_curl_command_from_a_call_runs_as_printed(server: DevServerProcess, tmp_path: Path) -> None:
+    # GIVEN a call made from the inspector
+    request = json.dumps({"op": "call", "tool": "orderStatus", "input": {"orderNumber": "ORD-1042"}}).encode()
+    status, _, body = fetch(
+        f"{server.inspector_url}/api/call",
+        method="POST",
+        body=request,
+        headers={"Content-Type": "application/json", "Origin": server.url.rstrip("/")},
+    )
+    assert status == 200
+    curl = json.loads(body)["curl"]
+    # WHEN its curl command is pasted into a shell in the project folder
+    ran = subprocess.run(  # noqa: S603 - the command under test
+        ["/bin/bash", "-c", curl], cwd=REPO, capture_output=True, text=True, timeout=60, check=False
+    )
+    # THEN it sends the same request, freshly signed, and gets the tool's answer
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert answer["ok"] is True
+    assert answer["output"]["status"] == "shipped"
