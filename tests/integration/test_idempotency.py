@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -9,10 +10,14 @@ from typing import TYPE_CHECKING
 import boto3
 import pytest
 
+from handler import tool
 from handler.protocol import IDEMPOTENCY_KEY_PREFIX, TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, signed_event
+from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from handler.testing import MedianTestClient, TestAnswer
     from tests.scratch_tools import ScratchTools
 
@@ -160,3 +165,39 @@ def test_the_record_expires_after_the_configured_time(
     assert items[0]["id"]["S"].startswith(f"{IDEMPOTENCY_KEY_PREFIX}#")
     assert items[0]["status"]["S"] == "COMPLETED"
     assert int(before) + 120 <= int(items[0]["expiration"]["N"]) <= time.time() + 121
+
+
+def test_an_unreachable_table_refuses_the_call_rather_than_risk_a_second_run(
+    client: MedianTestClient,
+    scratch: ScratchTools,
+    clean_env: pytest.MonkeyPatch,
+    output_lines: Callable[[], list[str]],
+) -> None:
+    # GIVEN IDEMPOTENCY_TABLE naming a table that does not exist
+    clean_env.setenv("IDEMPOTENCY_TABLE", "no-such-table")
+    # WHEN a call with a callId arrives
+    answer = client.call("countRuns", {"note": "refund 20"}, callId="call_no_table")
+    # THEN it is refused with a reference, the tool did not run, and the log names AWS's error
+    assert answer.status == 500
+    assert answer.body["error"]["code"] == "internal_error"
+    assert "did not run it" in answer.body["error"]["message"]
+    assert scratch.runs["countRuns"] == 0
+    failures = [json.loads(line) for line in output_lines() if "idempotency table failed" in line]
+    assert [failure["aws_error_code"] for failure in failures] == ["ResourceNotFoundException"]
+
+
+def test_a_table_lost_after_the_tool_ran_still_answers_what_the_tool_did(
+    client: MedianTestClient, scratch: ScratchTools, idempotency_table: str
+) -> None:
+    # GIVEN a tool during whose run the idempotency table disappears
+    @tool(risk="low", name="dropTheTable")
+    def drop_the_table(args: NoteInput) -> dict[str, object]:
+        """Delete the idempotency table, then succeed."""
+        boto3.client("dynamodb").delete_table(TableName=idempotency_table)
+        return {"done": True}
+
+    # WHEN it is called with a callId
+    answer = client.call("dropTheTable", {}, callId="call_lost_record")
+    # THEN the caller still learns the tool's result: its work is done, though unrecorded
+    assert answer.status == 200
+    assert answer.body["output"] == {"done": True}
