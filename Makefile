@@ -42,6 +42,84 @@ clean: ## Remove the virtualenv, caches and build output
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
 # --- SAM: build, local invoke, deploy (issue 3) --------------------------------------
+# The SAM CLI goes into .venv only when a target here needs it, so `make test` stays light.
+SAM_INSTALLED := $(VENV)/.sam-installed
+SAM := $(BIN)/sam
+EVENTS := events
+ENV_VARS := $(EVENTS)/env.json
+URL ?= http://127.0.0.1:$(PORT)/
+# Handed to the CLI through the environment rather than spliced into a command line,
+# so any JSON (quotes included) arrives intact.
+export TOOL INPUT URL DIAGNOSTICS KEY_FILE
+# The CLI's request options, from TOOL=, INPUT= and DIAGNOSTICS=1.
+REQUEST_OPTIONS = $${TOOL:+--tool "$$TOOL"} $${INPUT:+--input "$$INPUT"} $${DIAGNOSTICS:+--diagnostics}
+# sam local runs the function in a container: say so plainly where none can run.
+NEED_CONTAINER = @docker info >/dev/null 2>&1 || finch info >/dev/null 2>&1 || { \
+	echo "sam local runs the function in a container, and no Docker (or Finch) is running here." >&2; \
+	echo "Start Docker, or use 'make serve' for a local endpoint without one." >&2; exit 1; }
+
+.PHONY: build validate event invoke start-api deploy delete call build-MedianToolsFunction
+
+$(SAM_INSTALLED): pyproject.toml $(INSTALLED)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group sam
+	@touch $@
+
+build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
+	$(SAM) build
+
+validate: $(SAM_INSTALLED) ## sam validate --lint: the template, checked by cfn-lint
+	$(SAM) validate --lint
+
+# sam build runs this (template.yaml: BuildMethod makefile) in this directory, with
+# ARTIFACTS_DIR set; samconfig.toml's build_in_source spares it a copy of .venv. The
+# manifest check fails the build first; the wheels are Linux ones for the template's
+# architecture and CPython 3.13, whatever this machine is; bin/ holds pip's console
+# scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves.
+build-MedianToolsFunction: $(INSTALLED)
+	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
+	$(BIN)/python -m handler check
+	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
+	tar -c --exclude __pycache__ --exclude '*.pyc' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
+	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group runtime --target "$(ARTIFACTS_DIR)" \
+		--platform manylinux2014_$$machine --implementation cp --python-version 3.13 --only-binary=:all: --no-compile
+	rm -rf "$(ARTIFACTS_DIR)/bin"
+	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
+
+event: $(INSTALLED) ## A freshly signed event in events/ for sam local: TOOL=name INPUT='{...}', or a GET
+	$(BIN)/python -m handler event $(REQUEST_OPTIONS)
+	$(BIN)/python -m handler local-env --output $(ENV_VARS)
+
+# Signatures go stale after 300 s: each invoke signs its event anew.
+invoke: build ## sam local invoke with a fresh event: TOOL=orderStatus INPUT='{"orderNumber":"ORD-1042"}'
+	$(NEED_CONTAINER)
+	$(BIN)/python -m handler local-env --output $(ENV_VARS) >/dev/null
+	event=$$($(BIN)/python -m handler event $(REQUEST_OPTIONS)) && \
+		$(SAM) local invoke MedianToolsFunction --event "$$event" --env-vars $(ENV_VARS)
+
+start-api: build ## sam local start-api on http://127.0.0.1:$(PORT), verifying with the local dev key
+	$(NEED_CONTAINER)
+	$(BIN)/python -m handler local-env --output $(ENV_VARS) >/dev/null
+	$(SAM) local start-api --port $(PORT) --env-vars $(ENV_VARS)
+
+call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=, INPUT=, DIAGNOSTICS=1
+	$(BIN)/python -m handler call "$$URL" $(REQUEST_OPTIONS) $${KEY_FILE:+--key-file "$$KEY_FILE"}
+
+# The preflight stops a deploy that could not work (no credentials, no secret) and asks for
+# --guided while the stack does not exist. The guided questions come after the build: if
+# they change Architecture, the wheels are built again for it and deployed at once.
+deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy to AWS"
+	built=$$($(BIN)/python -m scripts.sam_settings architecture) && \
+	flags=$$($(BIN)/python -m scripts.deploy_preflight) && \
+	$(SAM) deploy $$flags && \
+	chosen=$$($(BIN)/python -m scripts.sam_settings architecture) && \
+	if [ "$$chosen" != "$$built" ]; then \
+		echo "Architecture is now $$chosen, the build was for $$built: building again and redeploying." >&2; \
+		$(SAM) build && $(SAM) deploy; \
+	fi
+
+delete: $(SAM_INSTALLED) ## Delete the deployed stack (the key's secret stays)
+	$(SAM) delete
 
 # --- Benchmarks (issue 5) ------------------------------------------------------------
 

@@ -1,8 +1,8 @@
-"""The command-line tools for the Median protocol: `sign`, `check` and `manifest`.
+"""The command-line tools for the Median protocol: `sign`, `call`, `event`, `local-env`, `check`, `manifest`.
 
-Exit codes: 0 done, 1 the tools break a sync rule, 2 the command was used wrongly.
-A key is read from the environment or a file, never from an argument, where it would
-land in shell history and in `ps`.
+Exit codes: 0 done, 1 the tools break a sync rule or a call was answered with an error
+(or not at all), 2 the command was used wrongly. A key is read from the environment or
+a file, never from an argument, where it would land in shell history and in `ps`.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
     from handler.rules import Problem
 
@@ -21,18 +22,38 @@ KEY_ENV = "MEDIAN_KEY"
 # The key `make serve` and these commands share when none is given. Good for loopback
 # only: a deployed function never reads MEDIAN_DEV_KEY, so this cannot open a real endpoint.
 LOCAL_DEV_KEY = "mk_dev_local_only_not_a_secret"
+EVENTS_DIR = "events"
+# What `sam local invoke --env-vars` reads; "Parameters" applies it to every function.
+LOCAL_ENV_FILE = f"{EVENTS_DIR}/env.json"
+# template.yaml sets it to the table's name; sam local has no table, so idempotency is off there.
+IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE"
+KEY_OPTIONS = ("--key", "-k", "--median-key", "--secret")
+USER_AGENT = "median-tools-cli"
+INPUT_EXAMPLE = """'{"orderNumber":"ORD-1042"}'"""
+CALL_TIMEOUT_SECONDS = 35.0  # API Gateway gives up after 30 s: wait a little longer than it does
 
 
 class UsageError(Exception):
     pass
 
 
+class CallFailed(Exception):
+    """The endpoint could not be reached or did not answer in time."""
+
+
+def dev_key() -> str:
+    """$MEDIAN_DEV_KEY, else the local dev key: what `make serve` and `sam local` verify with."""
+    import os
+
+    from handler.protocol import DEV_KEY_ENV
+
+    return os.environ.get(DEV_KEY_ENV, "").strip() or LOCAL_DEV_KEY
+
+
 def read_key(key_file: str | None) -> str:
     """The key from --key-file, else $MEDIAN_KEY, else $MEDIAN_DEV_KEY, else the local dev key."""
     import os
     from pathlib import Path
-
-    from handler.protocol import DEV_KEY_ENV
 
     if key_file:
         try:
@@ -42,7 +63,7 @@ def read_key(key_file: str | None) -> str:
         if not key:
             raise UsageError(f"the key file {key_file} is empty")
         return key
-    return os.environ.get(KEY_ENV, "").strip() or os.environ.get(DEV_KEY_ENV, "").strip() or LOCAL_DEV_KEY
+    return os.environ.get(KEY_ENV, "").strip() or dev_key()
 
 
 def command_sign(arguments: argparse.Namespace) -> int:
@@ -52,6 +73,111 @@ def command_sign(arguments: argparse.Namespace) -> int:
     body = sys.stdin.buffer.read() if arguments.body == "-" else arguments.body.encode("utf-8")
     print(sign(read_key(arguments.key_file), body))
     return 0
+
+
+def request_of(arguments: argparse.Namespace) -> tuple[str, bytes]:
+    """The method and body that --tool/--input/--diagnostics ask for: a GET when none is given."""
+    from handler.testing import call_body, diagnostics_body
+
+    if arguments.input is not None and not arguments.tool:
+        raise UsageError("--input goes with --tool: name the tool to call")
+    if arguments.diagnostics:
+        return "POST", diagnostics_body()
+    if not arguments.tool:
+        return "GET", b""
+    try:
+        tool_input = json.loads(arguments.input or "{}")
+    except ValueError as error:
+        raise UsageError(f"--input is not JSON ({error}); give an object, like {INPUT_EXAMPLE}") from None
+    if not isinstance(tool_input, dict):
+        raise UsageError(f"--input must be a JSON object, like {INPUT_EXAMPLE}")
+    members = {"callId": arguments.call_id} if getattr(arguments, "call_id", None) else {}
+    return "POST", call_body(arguments.tool, tool_input, **members)
+
+
+def _write_json(path: Path, document: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def command_event(arguments: argparse.Namespace) -> int:
+    """Write a freshly signed API Gateway HTTP API (payload 2.0) event for sam local invoke; print its path.
+
+    Signed with the dev key (never $MEDIAN_KEY), so no real key is ever written to disk.
+    """
+    from pathlib import Path
+
+    from handler.testing import signed_event
+
+    method, body = request_of(arguments)
+    name = "diagnostics" if arguments.diagnostics else arguments.tool or "get"
+    path = Path(arguments.output or f"{EVENTS_DIR}/{name}.json")
+    _write_json(path, signed_event(method, body, key=dev_key()))
+    print(path)
+    return 0
+
+
+def command_local_env(arguments: argparse.Namespace) -> int:
+    """Write the --env-vars file for sam local: verify with the dev key, no secret, no idempotency table."""
+    from pathlib import Path
+
+    from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
+
+    path = Path(arguments.output)
+    _write_json(path, {"Parameters": {DEV_KEY_ENV: dev_key(), KEY_SECRET_ENV: "", IDEMPOTENCY_TABLE_ENV: ""}})
+    print(path)
+    return 0
+
+
+def _is_loopback(host: str | None) -> bool:
+    return host in ("localhost", "::1") or (host or "").startswith("127.")
+
+
+def command_call(arguments: argparse.Namespace) -> int:
+    """Send a signed GET, tool call (--tool) or diagnostics (--diagnostics) to URL and print the answer."""
+    from urllib.error import HTTPError, URLError
+    from urllib.parse import urlsplit
+    from urllib.request import Request, urlopen
+
+    from handler.protocol import JSON_CONTENT_TYPE, SIGNATURE_HEADER
+    from handler.signature import sign
+
+    target = urlsplit(arguments.url)
+    if target.scheme not in ("http", "https") or not target.hostname:
+        raise UsageError(
+            f"{arguments.url!r} is not an http(s) URL, like https://abc123.execute-api.us-east-1.amazonaws.com/"
+        )
+    key = read_key(arguments.key_file)
+    if key == LOCAL_DEV_KEY and not _is_loopback(target.hostname):
+        print(
+            f"note: signing with the local dev key; a deployed endpoint needs ${KEY_ENV} or --key-file", file=sys.stderr
+        )
+    method, body = request_of(arguments)
+    request = Request(  # noqa: S310 - the scheme is checked above to be http or https
+        arguments.url,
+        data=body if method == "POST" else None,
+        method=method,
+        headers={SIGNATURE_HEADER: sign(key, body), "content-type": JSON_CONTENT_TYPE, "user-agent": USER_AGENT},
+    )
+    try:
+        with urlopen(request, timeout=arguments.timeout) as response:  # noqa: S310 - as above
+            status, reason, payload = response.status, response.reason, response.read()
+    except HTTPError as error:
+        status, reason, payload = error.code, error.reason, error.read()
+    except (URLError, OSError) as error:
+        cause = getattr(error, "reason", None) or error
+        raise CallFailed(f"{method} {arguments.url} got no answer: {cause}") from None
+    print(f"{method} {arguments.url} -> {status} {reason}", file=sys.stderr)
+    print(_pretty(payload))
+    return 0 if 200 <= status < 300 else 1
+
+
+def _pretty(payload: bytes) -> str:
+    text = payload.decode("utf-8", errors="replace")
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
 
 
 def _build() -> tuple[dict[str, object], list[Problem]]:
@@ -96,13 +222,46 @@ def command_manifest(arguments: argparse.Namespace) -> int:
     return 0
 
 
+class _NoAbbreviations:
+    def __init__(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+        self._subparsers = subparsers
+
+    def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser:
+        return self._subparsers.add_parser(name, allow_abbrev=False, **options)
+
+
+def _request_arguments(command: argparse.ArgumentParser) -> None:
+    what = command.add_mutually_exclusive_group()
+    what.add_argument("--tool", help="the tool to call (without it: a GET for the manifest)")
+    what.add_argument("--diagnostics", action="store_true", help="the diagnostics operation")
+    command.add_argument("--input", help="the tool's input, a JSON object (default: {})")
+
+
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="python -m handler", description="Tools for the Median tools protocol.")
-    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # No abbreviations: `--key SECRET` must not pass as `--key-file SECRET` and echo the key back.
+    root = argparse.ArgumentParser(
+        prog="python -m handler", description="Tools for the Median tools protocol.", allow_abbrev=False
+    )
+    subparsers = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = _NoAbbreviations(subparsers)
     signing = commands.add_parser("sign", help=command_sign.__doc__)
     signing.add_argument("--body", default="", help="the exact body to sign; - reads it from standard input")
     signing.add_argument("--key-file", help=f"a file holding the key (default: ${KEY_ENV}, then ${{MEDIAN_DEV_KEY}})")
     signing.set_defaults(run=command_sign)
+    calling = commands.add_parser("call", help=command_call.__doc__)
+    calling.add_argument("url", help="the endpoint, e.g. http://127.0.0.1:3000/ (make serve) or the deployed URL")
+    _request_arguments(calling)
+    calling.add_argument("--call-id", help="the callId of a tool call (default: none)")
+    calling.add_argument("--key-file", help=f"a file holding the key (default: ${KEY_ENV}, then ${{MEDIAN_DEV_KEY}})")
+    calling.add_argument("--timeout", type=float, default=CALL_TIMEOUT_SECONDS, help="seconds to wait for the answer")
+    calling.set_defaults(run=command_call)
+    event = commands.add_parser("event", help=(command_event.__doc__ or "").split("\n", 1)[0])
+    _request_arguments(event)
+    event.add_argument("--output", help=f"where to write it (default: {EVENTS_DIR}/<tool>.json, or get.json)")
+    event.set_defaults(run=command_event)
+    local_env = commands.add_parser("local-env", help=command_local_env.__doc__)
+    local_env.add_argument("--output", default=LOCAL_ENV_FILE, help=f"where to write it (default: {LOCAL_ENV_FILE})")
+    local_env.set_defaults(run=command_local_env)
     check = commands.add_parser("check", help=command_check.__doc__)
     check.set_defaults(run=command_check)
     manifest = commands.add_parser("manifest", help=command_manifest.__doc__)
@@ -111,10 +270,25 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def _refuse_key_arguments(argv: Sequence[str]) -> None:
+    """Stop before argparse, whose error would repeat the unknown argument (the key) on screen."""
+    for argument in argv:
+        if argument.split("=", 1)[0] in KEY_OPTIONS:
+            raise UsageError(
+                "a key is never taken as an argument, where shell history and ps would keep it: "
+                f"set ${KEY_ENV} or pass --key-file"
+            )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    arguments = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
     try:
+        _refuse_key_arguments(argv)
+        arguments = parser().parse_args(argv)
         return int(arguments.run(arguments))
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except CallFailed as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1

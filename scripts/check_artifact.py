@@ -1,0 +1,130 @@
+"""Check what `sam build` made before it is deployed: run by .ci/run after the build.
+
+    python -m scripts.check_artifact [.aws-sam/build/MedianToolsFunction]
+
+It fails (exit 1, one line per problem) unless the artifact holds handler/ and tools/ and
+the prebuilt manifest GET serves, every compiled module is built for the template's
+architecture and CPython 3.13, and nothing of the workspace (tests, virtualenv, caches,
+the dev server) came along. It prints the size either way.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import zipfile
+from pathlib import Path
+
+from scripts.sam_settings import lambda_architecture, wheel_machine
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_ARTIFACT = ROOT / ".aws-sam" / "build" / "MedianToolsFunction"
+REQUIRED = ("handler/app.py", "tools/__init__.py", "handler/manifest.json")
+# The workspace's own directories: none belongs in the function.
+WORKSPACE_ONLY = ("tests", ".venv", "devserver", "events", "scripts", ".aws-sam", ".git")
+CACHES = ("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")
+PYTHON_TAG = "cpython-313"
+# ELF e_machine values: what a shared object was compiled for.
+ELF_MACHINES = {183: "aarch64", 62: "x86_64"}
+UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024  # Lambda's limit for a function and its layers, unzipped
+
+
+def elf_machine(path: Path) -> str | None:
+    """The machine a shared object was built for, from its ELF header; None if it is not ELF."""
+    with path.open("rb") as binary:
+        header = binary.read(20)
+    if len(header) < 20 or header[:4] != b"\x7fELF":
+        return None
+    byteorder = "little" if header[5] == 1 else "big"
+    number = int.from_bytes(header[18:20], byteorder)
+    return ELF_MACHINES.get(number, f"e_machine {number}")
+
+
+def compiled_problems(artifact: Path, machine: str) -> list[str]:
+    problems = []
+    objects = sorted(artifact.rglob("*.so"))
+    if not any(path.parent.name == "pydantic_core" for path in objects):
+        problems.append("pydantic_core has no compiled module: the runtime wheels were not installed")
+    for path in objects:
+        name = path.relative_to(artifact)
+        built_for = elf_machine(path)
+        if built_for != machine:
+            problems.append(f"{name} is built for {built_for or 'no ELF machine'}, not {machine}")
+        if ".cpython-" in path.name and f".{PYTHON_TAG}-" not in path.name:
+            problems.append(f"{name} is built for another Python than 3.13 ({PYTHON_TAG})")
+        elif ".cpython-" in path.name and f"-{machine}-linux-gnu" not in path.name:
+            problems.append(f"{name} is tagged for another platform than {machine}-linux-gnu")
+    return problems
+
+
+def manifest_problems(artifact: Path) -> list[str]:
+    from handler.manifest import build_manifest
+    from handler.registry import load_tools
+
+    path = artifact / "handler" / "manifest.json"
+    if not path.is_file():
+        return []  # already reported as missing
+    try:
+        prebuilt = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        return [f"handler/manifest.json is not JSON: {error}"]
+    expected, _ = build_manifest(load_tools())
+    if prebuilt != expected:
+        return ["handler/manifest.json differs from the manifest of the tools in tools/: build again"]
+    return []
+
+
+def stray_problems(artifact: Path) -> list[str]:
+    problems = [f"{name}/ is in the artifact" for name in WORKSPACE_ONLY if (artifact / name).exists()]
+    for cache in CACHES:
+        problems += [f"{path.relative_to(artifact)} is in the artifact" for path in artifact.rglob(cache)]
+    problems += [f"{path.relative_to(artifact)} is in the artifact" for path in artifact.rglob("*.pyc")]
+    return problems
+
+
+def sizes(artifact: Path) -> tuple[int, int, int]:
+    """Files, bytes unzipped and bytes zipped as sam deploy uploads them."""
+    files = [path for path in artifact.rglob("*") if path.is_file()]
+    unzipped = sum(path.stat().st_size for path in files)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in files:
+            archive.write(path, path.relative_to(artifact))
+    return len(files), unzipped, buffer.tell()
+
+
+def check(artifact: Path, architecture: str) -> list[str]:
+    if not artifact.is_dir():
+        return [f"{artifact} does not exist: run `make build` (sam build) first"]
+    problems = [f"{name} is missing" for name in REQUIRED if not (artifact / name).is_file()]
+    problems += compiled_problems(artifact, wheel_machine(architecture))
+    problems += manifest_problems(artifact)
+    problems += stray_problems(artifact)
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    artifact = Path(argv[0]) if argv else DEFAULT_ARTIFACT
+    architecture = lambda_architecture()
+    problems = check(artifact, architecture)
+    if artifact.is_dir():
+        files, unzipped, zipped = sizes(artifact)
+        shown = artifact.relative_to(ROOT) if artifact.is_relative_to(ROOT) else artifact
+        print(
+            f"{shown}: {files:,} files, {unzipped / 1e6:.1f} MB unzipped, {zipped / 1e6:.1f} MB zipped; "
+            f"checked for {architecture} and Python 3.13"
+        )
+        if unzipped > UNZIPPED_LIMIT_BYTES:
+            problems.append(f"{unzipped / 1e6:.1f} MB unzipped is over Lambda's {UNZIPPED_LIMIT_BYTES / 1e6:.0f} MB")
+    for problem in problems:
+        print(f"artifact: {problem}", file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} problem(s) in the built artifact.", file=sys.stderr)
+        return 1
+    print("OK: handler/, tools/ and the prebuilt manifest; compiled modules match; no workspace files.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,107 @@
+"""The function's settings as `sam deploy` will see them: template.yaml overlaid with samconfig.toml.
+
+SAM does not tell a `BuildMethod: makefile` build which architecture it builds for
+(aws/aws-sam-cli#3349), so the build, the artifact check and `make deploy` ask here:
+$LAMBDA_ARCHITECTURE, else samconfig.toml's `Architecture` parameter override (what
+sam deploy will pass), else the template's default.
+
+    python -m scripts.sam_settings architecture   # arm64
+    python -m scripts.sam_settings wheel-machine  # aarch64, as pip's manylinux platform tags name it
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = ROOT / "template.yaml"
+SAMCONFIG = ROOT / "samconfig.toml"
+CONFIG_ENV = "default"
+ARCHITECTURE_PARAMETER = "Architecture"
+ARCHITECTURE_ENV = "LAMBDA_ARCHITECTURE"
+# Lambda's names for its instruction sets -> the machine in wheel tags and `uname -m`.
+WHEEL_MACHINES = {"arm64": "aarch64", "x86_64": "x86_64"}
+
+
+class _CloudFormationLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, also accepting CloudFormation's short forms (!Ref, !Sub, ...)."""
+
+
+def _intrinsic(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
+    if isinstance(node, yaml.ScalarNode):
+        return {name: loader.construct_scalar(node)}
+    if isinstance(node, yaml.SequenceNode):
+        return {name: loader.construct_sequence(node, deep=True)}
+    return {name: loader.construct_mapping(node, deep=True)}  # type: ignore[arg-type]
+
+
+_CloudFormationLoader.add_multi_constructor("!", _intrinsic)
+
+
+def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
+    document = yaml.load(path.read_text(encoding="utf-8"), Loader=_CloudFormationLoader)  # noqa: S506 - safe loader
+    if not isinstance(document, dict):
+        raise ValueError(f"{path} is not a YAML mapping")
+    return document
+
+
+def deploy_config(path: Path = SAMCONFIG, environment: str = CONFIG_ENV) -> dict[str, Any]:
+    """samconfig.toml's settings for `sam deploy`: its global section overlaid with its deploy section."""
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"{path} is not valid TOML: {error}") from None
+    sections = document.get(environment, {})
+    return {**sections.get("global", {}).get("parameters", {}), **sections.get("deploy", {}).get("parameters", {})}
+
+
+def parameter_overrides(config: dict[str, Any]) -> dict[str, str]:
+    """`parameter_overrides` as SAM accepts it: one string of Key=Value pairs, or a list of them."""
+    raw = config.get("parameter_overrides", "")
+    pairs = shlex.split(raw) if isinstance(raw, str) else [str(item) for item in raw]
+    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
+
+
+def lambda_architecture(samconfig: Path = SAMCONFIG, template: Path = TEMPLATE) -> str:
+    """The architecture the function is deployed with, so the one to build for."""
+    chosen = os.environ.get(ARCHITECTURE_ENV, "").strip()
+    chosen = chosen or parameter_overrides(deploy_config(samconfig)).get(ARCHITECTURE_PARAMETER, "").strip()
+    if not chosen:
+        chosen = str(load_template(template)["Parameters"][ARCHITECTURE_PARAMETER]["Default"])
+    if chosen not in WHEEL_MACHINES:
+        raise ValueError(f"architecture {chosen!r} is not one of Lambda's: {', '.join(WHEEL_MACHINES)}")
+    return chosen
+
+
+def wheel_machine(architecture: str) -> str:
+    return WHEEL_MACHINES[architecture]
+
+
+def main(argv: list[str]) -> int:
+    commands = {
+        "architecture": lambda: lambda_architecture(),
+        "wheel-machine": lambda: wheel_machine(lambda_architecture()),
+    }
+    if len(argv) != 1 or argv[0] not in commands:
+        print(f"usage: python -m scripts.sam_settings {{{'|'.join(commands)}}}", file=sys.stderr)
+        return 2
+    try:
+        print(commands[argv[0]]())
+    except (OSError, KeyError, ValueError) as error:
+        print(f"error: cannot tell the function's architecture: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,84 @@
+"""The CI gate on what `sam build` made: it must catch a wrong-architecture wheel and stray workspace files."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from handler.manifest import build_manifest
+from handler.registry import load_tools
+from scripts.check_artifact import check
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+ELF_AARCH64, ELF_X86_64 = 183, 62
+
+
+def shared_object(path: Path, machine: int) -> None:
+    """A file with just the ELF header fields the check reads: magic, class, byte order, e_machine."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) + (3).to_bytes(2, "little") + machine.to_bytes(2, "little")
+    path.write_bytes(header + bytes(44))
+
+
+@pytest.fixture
+def artifact(tmp_path: Path) -> Path:
+    """An artifact as the build lays it out for arm64."""
+    root = tmp_path / "MedianToolsFunction"
+    for name in ("handler/app.py", "tools/__init__.py"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("")
+    manifest, _ = build_manifest(load_tools())
+    (root / "handler" / "manifest.json").write_text(json.dumps(manifest))
+    shared_object(root / "pydantic_core" / "_pydantic_core.cpython-313-aarch64-linux-gnu.so", ELF_AARCH64)
+    return root
+
+
+def test_a_well_built_artifact_passes(artifact: Path) -> None:
+    # GIVEN an artifact built for arm64 and CPython 3.13
+    # WHEN it is checked for arm64
+    # THEN nothing is wrong
+    assert check(artifact, "arm64") == []
+
+
+def test_wheels_for_another_architecture_are_caught(artifact: Path) -> None:
+    # GIVEN pydantic_core built for x86_64 in an arm64 function
+    (artifact / "pydantic_core" / "_pydantic_core.cpython-313-aarch64-linux-gnu.so").unlink()
+    shared_object(artifact / "pydantic_core" / "_pydantic_core.cpython-313-x86_64-linux-gnu.so", ELF_X86_64)
+    # WHEN it is checked
+    problems = check(artifact, "arm64")
+    # THEN the check names the module and both machines
+    assert any("_pydantic_core" in problem and "x86_64, not aarch64" in problem for problem in problems)
+
+
+def test_wheels_for_another_python_are_caught(artifact: Path) -> None:
+    # GIVEN pydantic_core built for CPython 3.11, as pip on this machine would install it by default
+    (artifact / "pydantic_core" / "_pydantic_core.cpython-313-aarch64-linux-gnu.so").rename(
+        artifact / "pydantic_core" / "_pydantic_core.cpython-311-aarch64-linux-gnu.so"
+    )
+    # WHEN it is checked
+    # THEN the check says it is for another Python
+    assert any("another Python than 3.13" in problem for problem in check(artifact, "arm64"))
+
+
+@pytest.mark.parametrize("stray", ["tests/test_x.py", ".venv/pyvenv.cfg", "handler/__pycache__/app.cpython-311.pyc"])
+def test_workspace_files_in_the_artifact_are_caught(artifact: Path, stray: str) -> None:
+    # GIVEN a file of the workspace copied into the artifact
+    (artifact / stray).parent.mkdir(parents=True, exist_ok=True)
+    (artifact / stray).write_text("")
+    # WHEN it is checked
+    # THEN the check names it
+    assert any(stray.split("/")[0] in problem for problem in check(artifact, "arm64"))
+
+
+def test_a_missing_or_stale_prebuilt_manifest_is_caught(artifact: Path) -> None:
+    # GIVEN a manifest.json that no longer matches tools/
+    (artifact / "handler" / "manifest.json").write_text('{"version":1,"tools":[],"diagnostics":false}')
+    # WHEN it is checked
+    # THEN the check says to build again; and a missing one is named too
+    assert any("differs from the manifest" in problem for problem in check(artifact, "arm64"))
+    (artifact / "handler" / "manifest.json").unlink()
+    assert "handler/manifest.json is missing" in check(artifact, "arm64")
