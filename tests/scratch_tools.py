@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from handler import ToolContext, ToolError, tool
+from handler.app import manifest_answer
 from handler.registry import load_tools, registry
 
 if TYPE_CHECKING:
@@ -87,6 +88,8 @@ def _register(state: ScratchTools) -> None:
 @contextmanager
 def scratch_tools() -> Iterator[ScratchTools]:
     load_tools()  # the example tools first, so that restoring the list restores exactly them
+    # GET's answer is built once per container: build it now, so it never holds a scratch tool.
+    manifest_answer()
     before = list(registry.tools)
     state = ScratchTools()
     _register(state)
