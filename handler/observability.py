@@ -56,29 +56,32 @@ def _get_metrics() -> Metrics:
     return _metrics
 
 
-def _add(name: str, value: float, unit: str, dimension: tuple[str, str]) -> None:
+def _record(dimension: str, value: str, *metrics: tuple[str, str, float]) -> None:
     global _unflushed
-    metrics = _get_metrics()
+    recorder = _get_metrics()
     # One request per invocation, so one dimension value per flush: `tool` or `cause`.
-    metrics.add_dimension(name=dimension[0], value=dimension[1])
-    metrics.add_metric(name=name, unit=unit, value=value)
+    recorder.add_dimension(name=dimension, value=value)
+    for name, unit, amount in metrics:
+        recorder.add_metric(name=name, unit=unit, value=amount)
     _unflushed = True
 
 
 def record_tool_run(tool: str, outcome_metric: str | None, milliseconds: float) -> None:
     """A registered tool ran; outcome_metric is TOOL_ERRORS, TOOL_CRASHES, TOOL_TIMEOUTS or None for ok."""
-    _add(Metric.TOOL_CALLS, 1, "Count", ("tool", tool))
-    _add(Metric.TOOL_DURATION, milliseconds, "Milliseconds", ("tool", tool))
-    if outcome_metric is not None:
-        _add(outcome_metric, 1, "Count", ("tool", tool))
+    calls = (Metric.TOOL_CALLS, "Count", 1.0)
+    duration = (Metric.TOOL_DURATION, "Milliseconds", milliseconds)
+    if outcome_metric is None:
+        _record("tool", tool, calls, duration)
+    else:
+        _record("tool", tool, calls, duration, (outcome_metric, "Count", 1.0))
 
 
 def record_replay(tool: str) -> None:
-    _add(Metric.REPLAYED_CALLS, 1, "Count", ("tool", tool))
+    _record("tool", tool, (Metric.REPLAYED_CALLS, "Count", 1.0))
 
 
 def record_rejected_signature(cause: str) -> None:
-    _add(Metric.REJECTED_SIGNATURES, 1, "Count", ("cause", cause))
+    _record("cause", cause, (Metric.REJECTED_SIGNATURES, "Count", 1.0))
 
 
 def flush_metrics() -> None:
