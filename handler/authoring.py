@@ -64,18 +64,33 @@ def camel_case(snake: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+# additionalProperties: false, as the manifest says; and no infinities, which a JSON number
+# too large for a double would otherwise become in a float field, and no JSON can carry back.
+_INPUT_RULES = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
 def _closed(model: type[BaseModel]) -> type[BaseModel]:
-    """The model, refusing fields it does not declare, as the manifest's additionalProperties: false says."""
-    if model.model_config.get("extra") == "forbid":
+    """The model, held to the input rules every tool's schema promises."""
+    if all(model.model_config.get(name) == value for name, value in _INPUT_RULES.items()):
         return model
     # A subclass keeps isinstance(args, TheAuthorsModel) true inside the tool.
-    config = ConfigDict(**{**model.model_config, "extra": "forbid"})
+    config = ConfigDict(**{**model.model_config, **_INPUT_RULES})
     return type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
+
+
+def _refuse_async(function: Callable[..., Any]) -> None:
+    # Tools run synchronously: an async function would hand back an un-run coroutine on every call.
+    if inspect.iscoroutinefunction(function):
+        raise TypeError(
+            f"{function.__module__}.{function.__qualname__}: is async; the handler calls it synchronously, "
+            "so define it with def (call async clients with asyncio.run inside it if you must)"
+        )
 
 
 def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str | None]:
     """(model parameter, its model, context parameter) — or a TypeError that says what to fix."""
     where = f"{function.__module__}.{function.__qualname__}"
+    _refuse_async(function)
     hints = typing.get_type_hints(function)
     model_parameter: tuple[str, type[BaseModel]] | None = None
     context_parameter: str | None = None
@@ -86,6 +101,8 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str
                 raise TypeError(f"{where}: only one parameter may be annotated with a pydantic model")
             model_parameter = (name, hint)
         elif hint is ToolContext:
+            if context_parameter is not None:
+                raise TypeError(f"{where}: only one parameter may be annotated with ToolContext")
             context_parameter = name
         else:
             raise TypeError(
@@ -132,5 +149,18 @@ def tool(
 
 def diagnostics(function: F) -> F:
     """Mark the function the `diagnostics` op runs: at most one per endpoint. It may take a ToolContext."""
+    # The op passes a ToolContext or nothing; refusing any other parameter here tells the
+    # author at import time, rather than by a 500 on every diagnostics call.
+    _refuse_async(function)
+    hints = typing.get_type_hints(function)
+    parameters = list(inspect.signature(function).parameters)
+    for name in parameters:
+        if hints.get(name) is not ToolContext:
+            raise TypeError(
+                f"{function.__module__}.{function.__qualname__}: parameter {name!r} must be annotated with "
+                "ToolContext; a diagnostics function takes that or nothing"
+            )
+    if len(parameters) > 1:
+        raise TypeError(f"{function.__module__}.{function.__qualname__}: takes at most one ToolContext parameter")
     registry.diagnostics.append(function)
     return function

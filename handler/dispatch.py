@@ -122,8 +122,9 @@ def _crash_summary(error: BaseException) -> dict[str, Any]:
 
 
 def _crashed(what: str, error: BaseException, ctx: ToolContext) -> Answer:
-    logger.error(f"{what} crashed", extra={"call_id": ctx.call_id, **_crash_summary(error)})
     reference = ctx.request_id or "unknown"
+    # The answer's reference is all the caller has: the log line must carry it to be found by it.
+    logger.error(f"{what} crashed", extra={"call_id": ctx.call_id, "reference": reference, **_crash_summary(error)})
     return Answer(
         500,
         error_body(ErrorCode.INTERNAL_ERROR, f"The tool failed on the server; reference {reference}.", post=True),

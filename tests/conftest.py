@@ -1,18 +1,26 @@
 from __future__ import annotations
 
+import base64
+import copy
+import json
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from handler.protocol import SIGNATURE_HEADER
+from handler.signature import sign
 from handler.testing import TEST_KEY, MedianTestClient
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
+    from handler.registry import Registry
     from tests.scratch_tools import ScratchTools
 
 # No test may reach AWS: fake credentials and a region, before any boto3 client exists.
@@ -42,29 +50,9 @@ settings.register_profile("ci", max_examples=200, **_FUZZ_SETTINGS)
 settings.register_profile("deep", max_examples=5_000, **_FUZZ_SETTINGS)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-
-class _CurrentStdout:
-    """Writes to sys.stdout as it is at each write, as print() does (and Powertools' EMF metrics)."""
-
-    def write(self, text: str) -> int:
-        return sys.stdout.write(text)
-
-    def flush(self) -> None:
-        sys.stdout.flush()
-
-
-def _log_to_current_stdout() -> None:
-    # Powertools' Logger keeps the stdout it finds when it is created; pytest swaps sys.stdout for
-    # every phase of every test that captures it. Pointed at the current one, the handler's log
-    # lines reach whichever capture is active, and never a closed one.
-    from handler.observability import logger  # after the environment above is set
-
-    handler = logger.registered_handler
-    assert isinstance(handler, logging.StreamHandler)
-    handler.setStream(_CurrentStdout())  # type: ignore[arg-type]
-
-
-_log_to_current_stdout()
+EVENTS_DIR = Path(__file__).parent / "events"
+# The three event shapes the handler is reached by, each a JSON file captured in AWS's own layout.
+SHAPES = ("rest_api_v1", "http_api_v2", "function_url")
 
 
 @pytest.fixture
@@ -79,23 +67,157 @@ def clean_env() -> Iterator[pytest.MonkeyPatch]:
         yield patch
 
 
+class EventBuilder(Protocol):
+    def __call__(
+        self,
+        shape: str,
+        method: str,
+        body: bytes = b"",
+        *,
+        key: str | None = TEST_KEY,
+        timestamp: int | None = None,
+        headers: dict[str, str] | None = None,
+        base64_body: bool = False,
+    ) -> dict[str, Any]: ...
+
+
+def build_event(
+    shape: str,
+    method: str,
+    body: bytes = b"",
+    *,
+    key: str | None = TEST_KEY,
+    timestamp: int | None = None,
+    headers: dict[str, str] | None = None,
+    base64_body: bool = False,
+) -> dict[str, Any]:
+    """The fixture event of `shape` for this request, signed now under `key` (unsigned when key is None)."""
+    event: dict[str, Any] = copy.deepcopy(json.loads((EVENTS_DIR / f"{shape}.json").read_text(encoding="utf-8")))
+    context = event["requestContext"]
+    context["requestId"] = str(uuid.uuid4())
+    extra = dict(headers or {})
+    if key is not None:
+        # REST APIs pass header names as the client wrote them; HTTP APIs and Function URLs lower-case them.
+        name = "Median-Signature" if shape == "rest_api_v1" else SIGNATURE_HEADER
+        extra = {name: sign(key, body, timestamp=timestamp), **extra}
+    text = base64.b64encode(body).decode("ascii") if base64_body else body.decode("utf-8")
+    if shape == "rest_api_v1":
+        event["httpMethod"] = context["httpMethod"] = method
+        event["headers"].update(extra)
+        event["multiValueHeaders"].update({name: [value] for name, value in extra.items()})
+        event["body"] = text or None
+    else:
+        context["http"]["method"] = method
+        if shape == "http_api_v2":
+            event["routeKey"] = context["routeKey"] = f"{method} /" if method in ("GET", "POST") else "ANY /"
+        event["headers"].update(extra)
+        if text:
+            event["body"] = text
+    event["isBase64Encoded"] = base64_body
+    return event
+
+
 @pytest.fixture
-def scratch() -> Iterator[ScratchTools]:
-    """Test-only tools (counting, waiting, crashing), registered for this test alone."""
-    from tests.scratch_tools import scratch_tools
+def make_event() -> EventBuilder:
+    return build_event
 
-    with scratch_tools() as tools:
-        yield tools
+
+@pytest.fixture(params=SHAPES)
+def shape(request: pytest.FixtureRequest) -> str:
+    """Runs the test once per event shape: REST API (1.0), HTTP API (2.0) and Function URL."""
+    return str(request.param)
 
 
 @pytest.fixture
-def output_lines(capsys: pytest.CaptureFixture[str]) -> Callable[[], list[str]]:
-    """Every line the handler has written so far: its logs, its EMF metrics, any warning."""
-    seen: list[str] = []
+def seed_manifest() -> dict[str, Any]:
+    """The example answer on Median's own GET page."""
+    document: dict[str, Any] = json.loads((EVENTS_DIR / "seed_manifest_example.json").read_text(encoding="utf-8"))
+    return document
 
-    def lines() -> list[str]:
-        captured = capsys.readouterr()
-        seen.extend(line for line in (captured.out + captured.err).splitlines() if line.strip())
-        return list(seen)
 
-    return lines
+class LogCapture:
+    """The handler's log lines (Powertools writes one JSON object per line to stdout), its EMF
+    metrics (stdout too), and anything on stderr, such as a warning."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
+        self._capsys = capsys
+        self._seen = ""
+
+    def text(self) -> str:
+        captured = self._capsys.readouterr()
+        self._seen += captured.out + captured.err
+        return self._seen
+
+    def lines(self) -> list[str]:
+        return [line for line in self.text().splitlines() if line.strip()]
+
+    def records(self) -> list[dict[str, Any]]:
+        """The log records, without the EMF metric lines (those with an `_aws` member) beside them."""
+        documents = [json.loads(line) for line in self.text().splitlines() if line.startswith("{")]
+        return [document for document in documents if "_aws" not in document]
+
+
+class _CurrentStdout:
+    """Writes to whatever sys.stdout is at the moment of writing, as print() does."""
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _logs_follow_stdout() -> None:
+    """Powertools' handler keeps the sys.stdout of the moment the logger was made; capsys replaces
+    sys.stdout per test. Writing through to the current one lets any test capture the log with capsys."""
+    from handler.observability import logger
+
+    handler = logger.registered_handler
+    assert isinstance(handler, logging.StreamHandler)
+    handler.stream = _CurrentStdout()
+
+
+@pytest.fixture
+def logs(capsys: pytest.CaptureFixture[str]) -> LogCapture:
+    return LogCapture(capsys)
+
+
+@pytest.fixture
+def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
+    """The served registry with the example tools loaded, on lists that are put back after the test.
+
+    `@tool` and `@diagnostics` inside the test add to the copies, and the manifest is rebuilt
+    from them: the example tools' registry is as it was for the next test.
+    """
+    from handler import app
+    from handler.registry import load_tools
+
+    live = load_tools()
+    monkeypatch.setattr(live, "tools", list(live.tools))
+    monkeypatch.setattr(live, "diagnostics", list(live.diagnostics))
+    monkeypatch.setattr(app, "_manifest_answer", None)
+    return live
+
+
+@pytest.fixture
+def sample_store() -> Iterator[None]:
+    """The example tools change the in-memory orders; each test starts from the shipped ones."""
+    from tools._sample_store import ORDERS
+
+    saved = copy.deepcopy(ORDERS)
+    try:
+        yield
+    finally:
+        ORDERS.clear()
+        ORDERS.update(saved)
+
+
+@pytest.fixture
+def scratch(scratch_registry: Registry) -> Iterator[ScratchTools]:
+    """Test-only tools (counting, waiting, crashing, overrunning), in the scratch registry."""
+    from tests.scratch_tools import register_scratch_tools
+
+    tools = register_scratch_tools()
+    yield tools
+    tools.release.set()  # lets any tool the test abandoned run to its end

@@ -1,25 +1,18 @@
 """Tools that exist only while a test runs: they count their runs, wait, decline, crash and overrun.
 
-They are added to the one registry the handler serves from and taken out again after the
-test, so the example manifest that other tests GET never holds them.
+The `scratch` fixture (tests/conftest.py) registers them in `scratch_registry`, whose lists
+are put back after the test, so the example manifest never holds them.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from handler import ToolContext, ToolError, tool
-from handler.app import manifest_answer
-from handler.registry import load_tools, registry
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 # Long enough never to end a passing test, short enough that a broken one fails rather than hangs.
 _LONGEST_WAIT_SECONDS = 10.0
@@ -36,7 +29,10 @@ class ScratchTools:
     release: threading.Event = field(default_factory=threading.Event)
 
 
-def _register(state: ScratchTools) -> None:
+def register_scratch_tools() -> ScratchTools:
+    """Register the scratch tools in the registry the handler serves from; their shared state."""
+    state = ScratchTools()
+
     @tool(risk="high", name="countRuns")
     def count_runs(args: NoteInput) -> dict[str, object]:
         """Count this tool's runs: a stand-in for a refund that must not happen twice."""
@@ -84,17 +80,4 @@ def _register(state: ScratchTools) -> None:
         """Say how many seconds the tool has left."""
         return {"remaining": ctx.remaining_seconds()}
 
-
-@contextmanager
-def scratch_tools() -> Iterator[ScratchTools]:
-    load_tools()  # the example tools first, so that restoring the list restores exactly them
-    # GET's answer is built once per container: build it now, so it never holds a scratch tool.
-    manifest_answer()
-    before = list(registry.tools)
-    state = ScratchTools()
-    _register(state)
-    try:
-        yield state
-    finally:
-        state.release.set()  # lets any tool a test abandoned finish
-        registry.tools[:] = before
+    return state

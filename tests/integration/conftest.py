@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import subprocess
+import sys
+import textwrap
 import uuid
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
+from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
+from handler.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of
+
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
@@ -38,6 +47,98 @@ def moto_endpoint() -> Iterator[str]:
 @pytest.fixture
 def secrets(moto_endpoint: str) -> SecretsManagerClient:
     return boto3.client("secretsmanager", endpoint_url=moto_endpoint)
+
+
+@pytest.fixture
+def secret_name(request: pytest.FixtureRequest) -> str:
+    """A secret name no other test uses: the handler caches the key per secret id for the container."""
+    return f"median/{request.node.name}/{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def _shared_secret(moto_endpoint: str) -> str:
+    name = f"median/protocol/{uuid.uuid4().hex[:8]}"
+    boto3.client("secretsmanager", endpoint_url=moto_endpoint).create_secret(Name=name, SecretString=TEST_KEY)
+    return name
+
+
+@pytest.fixture
+def key_in_secrets_manager(_shared_secret: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The handler reads TEST_KEY from moto's Secrets Manager, as a deployed function would."""
+    monkeypatch.setenv(KEY_SECRET_ENV, _shared_secret)
+    monkeypatch.delenv(DEV_KEY_ENV, raising=False)
+    return TEST_KEY
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A loopback port nothing listens on."""
+    return _free_port()
+
+
+@pytest.fixture
+def invoke() -> Callable[..., TestAnswer]:
+    """Calls `lambda_handler` with an event and a Lambda context, and reads its answer."""
+
+    def call(event: dict[str, Any], context: FakeLambdaContext | None = None) -> TestAnswer:
+        from handler.app import lambda_handler
+
+        return answer_of(lambda_handler(event, context or FakeLambdaContext()))  # type: ignore[arg-type]
+
+    return call
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class ToolsPackage:
+    """A `tools` package of its own in a temporary directory, run in a fresh interpreter.
+
+    The test process's registry holds the example tools for good; a broken or different tool
+    set is only ever imported by a subprocess, so nothing leaks into other tests.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        (root / "tools").mkdir()
+        (root / "tools" / "__init__.py").write_text("", encoding="utf-8")
+
+    def module(self, name: str, source: str) -> None:
+        (self.root / "tools" / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+
+    def run(self, *arguments: str) -> subprocess.CompletedProcess[str]:
+        # The working directory comes first on sys.path for -m and -c: it must be the one holding
+        # this `tools`, and the repository root only supplies `handler`.
+        env = {key: value for key, value in os.environ.items() if key not in (KEY_SECRET_ENV, "PYTHONPATH")}
+        env.update({"PYTHONPATH": os.pathsep.join([str(self.root), str(REPO_ROOT)]), DEV_KEY_ENV: TEST_KEY})
+        return subprocess.run(  # noqa: S603 - our own interpreter, our own arguments
+            [sys.executable, *arguments],
+            cwd=self.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    def send(self, client_call: str) -> TestAnswer:
+        """The answer of `MedianTestClient().<client_call>` in the subprocess, e.g. "manifest()"."""
+        script = (
+            "import json\n"
+            "from handler.testing import MedianTestClient\n"
+            f"answer = MedianTestClient().{client_call}\n"
+            "print('ANSWER ' + json.dumps({'status': answer.status, 'headers': answer.headers, 'body': answer.body}))\n"
+        )
+        finished = self.run("-c", script)
+        assert finished.returncode == 0, finished.stderr
+        [line] = [line for line in finished.stdout.splitlines() if line.startswith("ANSWER ")]
+        answer = json.loads(line.removeprefix("ANSWER "))
+        return TestAnswer(answer["status"], answer["headers"], answer["body"])
+
+
+@pytest.fixture
+def tools_package(tmp_path: Path) -> ToolsPackage:
+    return ToolsPackage(tmp_path)
 
 
 @pytest.fixture

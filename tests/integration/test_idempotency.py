@@ -16,9 +16,8 @@ from handler.testing import FakeLambdaContext, call_body, signed_event
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from handler.testing import MedianTestClient, TestAnswer
+    from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 
 pytestmark = pytest.mark.usefixtures("idempotency_table")
@@ -171,7 +170,7 @@ def test_an_unreachable_table_refuses_the_call_rather_than_risk_a_second_run(
     client: MedianTestClient,
     scratch: ScratchTools,
     clean_env: pytest.MonkeyPatch,
-    output_lines: Callable[[], list[str]],
+    logs: LogCapture,
 ) -> None:
     # GIVEN IDEMPOTENCY_TABLE naming a table that does not exist
     clean_env.setenv("IDEMPOTENCY_TABLE", "no-such-table")
@@ -182,7 +181,7 @@ def test_an_unreachable_table_refuses_the_call_rather_than_risk_a_second_run(
     assert answer.body["error"]["code"] == "internal_error"
     assert "did not run it" in answer.body["error"]["message"]
     assert scratch.runs["countRuns"] == 0
-    failures = [json.loads(line) for line in output_lines() if "idempotency table failed" in line]
+    failures = [json.loads(line) for line in logs.lines() if "idempotency table failed" in line]
     assert [failure["aws_error_code"] for failure in failures] == ["ResourceNotFoundException"]
 
 

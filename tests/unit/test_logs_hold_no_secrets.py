@@ -10,9 +10,8 @@ from handler.signature import sign
 from handler.testing import TEST_KEY, FakeLambdaContext, call_body, http_event, signed_event
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from handler.testing import MedianTestClient
+    from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 
 # Values a customer might type, distinct enough that any echo of them is unmistakable.
@@ -21,7 +20,7 @@ FORGED_KEY = "mk_forged_not_the_endpoints_key"
 
 
 def test_no_log_line_holds_the_key_a_signature_or_an_input_value(
-    client: MedianTestClient, scratch: ScratchTools, output_lines: Callable[[], list[str]]
+    client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
 ) -> None:
     # GIVEN a run of valid, forged and failing requests, each carrying a customer's values
     order, name, card, note = INPUT_VALUES
@@ -55,7 +54,7 @@ def test_no_log_line_holds_the_key_a_signature_or_an_input_value(
         signed_event("POST", call_body("waitForRelease", {"note": note}, callId="call_3")),
         FakeLambdaContext(timeout_seconds=TOOL_TIME_MARGIN_SECONDS + 0.2),
     )
-    lines = output_lines()
+    lines = logs.lines()
     # THEN there were log lines to check, for every kind of request
     assert any("Signature refused" in line for line in lines)
     assert any("crashed" in line for line in lines)
@@ -67,9 +66,7 @@ def test_no_log_line_holds_the_key_a_signature_or_an_input_value(
         assert not re.search(r"[0-9a-f]{64}", line), line
 
 
-def test_the_signature_a_server_would_expect_is_not_logged_either(
-    client: MedianTestClient, output_lines: Callable[[], list[str]]
-) -> None:
+def test_the_signature_a_server_would_expect_is_not_logged_either(client: MedianTestClient, logs: LogCapture) -> None:
     # GIVEN a forged request: the correct signature for its body is what an attacker wants to learn
     body = call_body("orderStatus", {"orderNumber": "ORD-1042"})
     event = signed_event("POST", body, key=FORGED_KEY)
@@ -79,5 +76,5 @@ def test_the_signature_a_server_would_expect_is_not_logged_either(
     # THEN neither the log nor the answer gives the expected signature away
     assert answer.status == 401
     expected_hex = expected.rsplit("v1=", 1)[-1]
-    assert all(expected_hex not in line for line in output_lines())
+    assert all(expected_hex not in line for line in logs.lines())
     assert expected_hex not in str(answer.body)

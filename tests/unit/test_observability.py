@@ -16,9 +16,8 @@ from handler.protocol import SIGNATURE_HEADER, TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, http_event, signed_event
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from handler.testing import MedianTestClient
+    from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 
 # A traced invocation's id, as Lambda hands it to the function when tracing is active.
@@ -70,7 +69,7 @@ def cold_container(env: dict[str, str], code: str = COLD_CONTAINER) -> list[str]
 def test_a_tool_call_emits_one_emf_line_with_the_tool_as_dimension(
     client: MedianTestClient,
     scratch: ScratchTools,
-    output_lines: Callable[[], list[str]],
+    logs: LogCapture,
     tool: str,
     outcome_metric: str | None,
 ) -> None:
@@ -79,7 +78,7 @@ def test_a_tool_call_emits_one_emf_line_with_the_tool_as_dimension(
     # WHEN it is called once
     client.send(signed_event("POST", call_body(tool, {})), context)
     # THEN one EMF line is flushed for the invocation, in the default namespace, per tool
-    (emf,) = emf_lines(output_lines())
+    (emf,) = emf_lines(logs.lines())
     dimensions, metrics = dimensions_and_metrics(emf)
     assert emf["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "MedianTools"
     assert dimensions == {"service", "tool"}
@@ -100,7 +99,7 @@ def test_a_tool_call_emits_one_emf_line_with_the_tool_as_dimension(
     ],
 )
 def test_a_refused_signature_is_counted_by_its_cause(
-    client: MedianTestClient, output_lines: Callable[[], list[str]], headers: dict[str, str] | str, cause: str
+    client: MedianTestClient, logs: LogCapture, headers: dict[str, str] | str, cause: str
 ) -> None:
     # GIVEN a request without a valid signature
     body = call_body("orderStatus", {"orderNumber": "ORD-1042"})
@@ -110,17 +109,17 @@ def test_a_refused_signature_is_counted_by_its_cause(
     # WHEN it is refused
     assert client.send(event).status == 401
     # THEN the invocation's EMF line counts one rejected signature, with its cause as dimension
-    (emf,) = emf_lines(output_lines())
+    (emf,) = emf_lines(logs.lines())
     assert dimensions_and_metrics(emf) == ({"service", "cause"}, {"RejectedSignatures"})
     assert (emf["cause"], emf["RejectedSignatures"]) == (cause, [1.0])
 
 
-def test_a_served_get_emits_no_metrics(client: MedianTestClient, output_lines: Callable[[], list[str]]) -> None:
+def test_a_served_get_emits_no_metrics(client: MedianTestClient, logs: LogCapture) -> None:
     # GIVEN a correctly signed GET
     # WHEN the manifest is served
     assert client.manifest().status == 200
     # THEN nothing is flushed: the hot read path pays for no metrics
-    assert emf_lines(output_lines()) == []
+    assert emf_lines(logs.lines()) == []
 
 
 def test_metrics_go_to_the_namespace_the_template_sets() -> None:

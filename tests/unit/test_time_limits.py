@@ -11,9 +11,8 @@ from handler.protocol import TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, signed_event
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from handler.testing import MedianTestClient, TestAnswer
+    from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 
 # Time the tool gets: a Lambda this close to its timeout leaves it a fraction of a second.
@@ -26,7 +25,7 @@ def call_in_short_lambda(client: MedianTestClient, tool: str, call_id: str) -> T
 
 
 def test_a_tool_past_the_remaining_time_is_answered_504_and_logged_with_its_call_id(
-    client: MedianTestClient, scratch: ScratchTools, output_lines: Callable[[], list[str]]
+    client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
 ) -> None:
     # GIVEN a tool that runs until released, in a Lambda with little time left
     # WHEN it is called
@@ -37,7 +36,7 @@ def test_a_tool_past_the_remaining_time_is_answered_504_and_logged_with_its_call
     assert answer.body["error"]["code"] == "timeout"
     assert "unknown whether it did its work" in answer.body["error"]["message"]
     # AND the log says which call timed out
-    records = [json.loads(line) for line in output_lines() if '"level"' in line]
+    records = [json.loads(line) for line in logs.lines() if '"level"' in line]
     timed_out = [record for record in records if "timed out" in record["message"]]
     assert [record["call_id"] for record in timed_out] == ["call_overrun"]
 

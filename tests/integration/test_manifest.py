@@ -1,0 +1,217 @@
+"""GET: the manifest Median syncs, exactly in the seed page's shape; and what a broken tool set gets instead."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from pydantic import BaseModel
+
+from handler import tool
+from handler.rules import check_manifest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from handler.registry import Registry
+    from handler.testing import TestAnswer
+    from tests.conftest import EventBuilder
+    from tests.integration.conftest import ToolsPackage
+
+
+@pytest.fixture
+def get_manifest(
+    key_in_secrets_manager: str, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
+) -> Callable[..., TestAnswer]:
+    def get(shape: str = "http_api_v2") -> TestAnswer:
+        return invoke(make_event(shape, "GET"))
+
+    return get
+
+
+def test_order_status_is_the_seed_pages_example(
+    shape: str, get_manifest: Callable[..., TestAnswer], seed_manifest: dict[str, Any]
+) -> None:
+    # GIVEN the example tools, and the example answer on Median's GET page
+    # WHEN Median GETs the manifest
+    answer = get_manifest(shape)
+    # THEN the orderStatus entry equals the page's, as JSON, and so do version and diagnostics
+    [entry] = [tool for tool in answer.body["tools"] if tool["name"] == "orderStatus"]
+    assert entry == seed_manifest["tools"][0]
+    assert (answer.body["version"], answer.body["diagnostics"]) == (seed_manifest["version"], True)
+
+
+def test_the_manifest_is_compact_json_in_exactly_the_seed_shape(get_manifest: Callable[..., TestAnswer]) -> None:
+    # WHEN Median GETs the manifest
+    response = get_manifest()
+    manifest = response.body
+    # THEN it is application/json, with exactly the page's members at every level, and nothing Median refuses
+    assert response.status == 200
+    assert response.headers["Content-Type"] == "application/json"
+    assert set(manifest) == {"version", "tools", "diagnostics"}
+    for entry in manifest["tools"]:
+        assert set(entry) == {"name", "description", "risk", "inputSchema"}
+    assert check_manifest(manifest) == []
+
+
+def test_the_manifest_body_is_compact(
+    key_in_secrets_manager: str, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
+) -> None:
+    # WHEN Median GETs the manifest
+    from handler.app import lambda_handler
+
+    raw = lambda_handler(make_event("http_api_v2", "GET"), None)["body"]
+    # THEN the body carries no whitespace between tokens
+    assert raw == json.dumps(json.loads(raw), separators=(",", ":"), ensure_ascii=False)
+
+
+def test_the_example_tools_show_every_risk_and_field_kind(get_manifest: Callable[..., TestAnswer]) -> None:
+    # GIVEN the example tools, which authors copy from
+    tools = get_manifest().body["tools"]
+    properties = [node for entry in tools for node in entry["inputSchema"]["properties"].values()]
+    optional = [
+        name
+        for entry in tools
+        for name in entry["inputSchema"]["properties"]
+        if name not in entry["inputSchema"].get("required", [])
+    ]
+    # THEN together they use medium, reviewed and high risk; number, integer, boolean, enum and optional fields
+    assert {entry["risk"] for entry in tools} >= {"medium", "reviewed", "high"}
+    assert {node["type"] for node in properties} >= {"number", "integer", "boolean"}
+    assert any("enum" in node for node in properties)
+    assert optional
+
+
+class _LateInput(BaseModel):
+    orderNumber: str
+
+
+def test_the_manifest_is_built_once_per_container(
+    scratch_registry: Registry, get_manifest: Callable[..., TestAnswer]
+) -> None:
+    # GIVEN a container that has answered one GET
+    first = get_manifest()
+
+    # WHEN a tool is registered afterwards (as no deployed code does) and Median GETs again
+    @tool(risk="low")
+    def late_tool(args: _LateInput) -> str:
+        """Registered after the first GET."""
+        return "late"
+
+    second = get_manifest()
+    # THEN the second answer is the first, built once, not per request
+    assert second.body == first.body
+    assert "lateTool" not in [entry["name"] for entry in second.body["tools"]]
+
+
+BROKEN_TOOLS = """
+    from pydantic import BaseModel, Field
+
+    from handler import tool
+
+
+    class HandoffInput(BaseModel):
+        orderNumber: str = Field(description="The order number.")
+        tags: list[str]
+
+
+    @tool(risk="urgent")
+    def request_handoff(args: HandoffInput) -> str:
+        return "handed off"
+"""
+
+BROKEN_TOOLS_PROBLEMS = [
+    "requestHandoff: inputSchema.properties.tags: is a list; a field must be one scalar "
+    "(string, number, integer or boolean)",
+    "requestHandoff: name: is reserved by Median; choose another name",
+    "requestHandoff: description: is empty; write what the tool does (its docstring)",
+    "requestHandoff: risk: must be one of low, medium, reviewed, high",
+]
+
+
+@pytest.fixture
+def broken_tools(tools_package: ToolsPackage) -> ToolsPackage:
+    """A tools package that breaks four sync rules in one tool, and holds a private module that must not load."""
+    tools_package.module("handoff", BROKEN_TOOLS)
+    tools_package.module("_scratch", "raise RuntimeError('modules starting with _ are not tools')")
+    return tools_package
+
+
+def test_make_check_fails_on_a_broken_tool_set_one_line_per_problem(broken_tools: ToolsPackage) -> None:
+    # GIVEN a tool set that breaks Median's sync rules
+    # WHEN `python -m handler check` runs on it (what `make check` runs)
+    finished = broken_tools.run("-m", "handler", "check")
+    # THEN it exits 1, printing one line per problem naming tool, field and rule, then a count
+    assert finished.returncode == 1, finished.stderr
+    assert finished.stderr.splitlines() == [
+        *BROKEN_TOOLS_PROBLEMS,
+        "4 problem(s): Median would refuse this manifest.",
+    ]
+
+
+def test_make_check_passes_the_shipped_tools(tools_package: ToolsPackage) -> None:
+    # GIVEN the example tools (copied into a package of their own, as a fresh clone has them)
+    from tests.integration.conftest import REPO_ROOT
+
+    for module in sorted((REPO_ROOT / "tools").glob("*.py")):
+        if module.name != "__init__.py":
+            tools_package.module(module.stem, module.read_text(encoding="utf-8"))
+    # WHEN `python -m handler check` runs
+    finished = tools_package.run("-m", "handler", "check")
+    # THEN it exits 0 and says Median would accept the manifest
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.startswith("OK: 4/20 tools")
+
+
+def test_a_broken_tool_set_is_served_as_500_invalid_manifest(broken_tools: ToolsPackage) -> None:
+    # GIVEN the same broken tool set, deployed anyway
+    # WHEN Median GETs the manifest
+    answer = broken_tools.send("manifest()")
+    # THEN 500 invalid_manifest, listing every broken rule, rather than a manifest Median would refuse
+    assert answer.status == 500
+    assert answer.headers["Content-Type"] == "application/json"
+    error = answer.body["error"]
+    assert error["code"] == "invalid_manifest"
+    for problem in BROKEN_TOOLS_PROBLEMS:
+        assert problem in error["message"]
+
+
+NO_DIAGNOSTICS_TOOLS = """
+    from pydantic import BaseModel
+
+    from handler import tool
+
+
+    class PingInput(BaseModel):
+        echo: str
+
+
+    @tool(risk="low")
+    def ping(args: PingInput) -> str:
+        \"\"\"Answer with what was sent.\"\"\"
+        return args.echo
+"""
+
+
+def test_diagnostics_without_a_diagnostics_function_is_404_no_diagnostics(tools_package: ToolsPackage) -> None:
+    # GIVEN a tool set with no @diagnostics function
+    tools_package.module("ping", NO_DIAGNOSTICS_TOOLS)
+    # WHEN Median asks for diagnostics
+    answer = tools_package.send("diagnostics()")
+    # THEN 404 no_diagnostics
+    assert answer.status == 404
+    assert answer.body["version"] == 1
+    assert answer.body["ok"] is False
+    assert answer.body["error"]["code"] == "no_diagnostics"
+
+
+def test_a_tool_set_without_diagnostics_says_so_in_the_manifest(tools_package: ToolsPackage) -> None:
+    # GIVEN the same tool set
+    tools_package.module("ping", NO_DIAGNOSTICS_TOOLS)
+    # WHEN Median GETs the manifest
+    answer = tools_package.send("manifest()")
+    # THEN diagnostics is false, and its one tool is there
+    assert answer.status == 200
+    assert answer.body["diagnostics"] is False
+    assert [entry["name"] for entry in answer.body["tools"]] == ["ping"]

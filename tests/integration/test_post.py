@@ -1,0 +1,408 @@
+"""POST: every row of PROTOCOL.md §6 this endpoint answers on its own, signed with the key in moto's Secrets Manager."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from handler import tool
+from handler.protocol import MAX_BODY_BYTES
+from handler.testing import TEST_KEY, FakeLambdaContext, call_body
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from handler.registry import Registry
+    from handler.testing import TestAnswer
+    from tests.conftest import EventBuilder, LogCapture
+
+
+@pytest.fixture(autouse=True)
+def _key(key_in_secrets_manager: str, sample_store: None) -> None:
+    """TEST_KEY in moto's Secrets Manager, and the sample orders as shipped."""
+
+
+@pytest.fixture
+def post(make_event: EventBuilder, invoke: Callable[..., TestAnswer]) -> Callable[..., TestAnswer]:
+    """POSTs raw body bytes, signed, as an HTTP API event."""
+
+    def send(body: bytes, *, shape: str = "http_api_v2", context: FakeLambdaContext | None = None) -> TestAnswer:
+        return invoke(make_event(shape, "POST", body), context)
+
+    return send
+
+
+def _document(**members: Any) -> bytes:
+    return json.dumps(members).encode("utf-8")
+
+
+def _error(answer: TestAnswer, status: int, code: str) -> dict[str, Any]:
+    """Asserts an error answer's status, code and POST shape; returns its error member."""
+    assert answer.status == status, answer.body
+    assert answer.headers["Content-Type"] == "application/json"
+    assert answer.body["version"] == 1
+    assert answer.body["ok"] is False
+    error: dict[str, Any] = answer.body["error"]
+    assert error["code"] == code
+    assert error["message"]
+    return error
+
+
+def test_a_call_that_runs_is_200_ok_with_the_output(shape: str, post: Callable[..., TestAnswer]) -> None:
+    # GIVEN a signed call of orderStatus for an existing order
+    # WHEN it arrives in any event shape
+    answer = post(call_body("orderStatus", {"orderNumber": "ORD-1042"}, callId="call_1"), shape=shape)
+    # THEN 200 with ok true and the tool's output
+    assert answer.status == 200
+    assert answer.body == {
+        "version": 1,
+        "ok": True,
+        "output": {"orderNumber": "ORD-1042", "status": "shipped", "carrier": "UPS", "tracking": "1Z999AA10123456784"},
+    }
+
+
+def test_a_tool_error_is_200_not_ok_with_the_tools_message(post: Callable[..., TestAnswer]) -> None:
+    # GIVEN a call for an order that does not exist
+    # WHEN it arrives
+    answer = post(call_body("orderStatus", {"orderNumber": "ORD-0000"}))
+    # THEN 200 tool_error, carrying the message the tool wrote for the agent
+    assert answer.status == 200
+    assert _error(answer, 200, "tool_error")["message"].startswith("No order has that number.")
+
+
+def test_diagnostics_is_200_with_what_the_function_returned(post: Callable[..., TestAnswer]) -> None:
+    # GIVEN the example endpoint declares a diagnostics function
+    context = FakeLambdaContext()
+    # WHEN Median asks for diagnostics
+    answer = post(_document(version=1, op="diagnostics"), context=context)
+    # THEN 200 ok with its output (which includes the request id it was given)
+    assert answer.status == 200
+    assert answer.body == {
+        "version": 1,
+        "ok": True,
+        "output": {"orderStore": "ok", "orders": 3, "requestId": context.aws_request_id},
+    }
+
+
+def test_other_members_are_ignored_and_input_defaults_to_empty(post: Callable[..., TestAnswer]) -> None:
+    # GIVEN a call with members the protocol does not define, and one with no input at all
+    extra = _document(version=1, op="call", tool="orderStatus", input={"orderNumber": "ORD-1042"}, trace="x", n=1)
+    no_input = _document(version=1, op="call", tool="orderStatus")
+    # WHEN they arrive
+    # THEN the first runs, and the second is judged as input {} (its required field is missing)
+    assert post(extra).status == 200
+    assert _error(post(no_input), 422, "invalid_input")["details"] == [
+        {"field": "orderNumber", "message": "Field required"}
+    ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b"", id="empty"),
+        pytest.param(b"{not json", id="not JSON"),
+        pytest.param(b'{"version": 1, "op": "call",', id="truncated"),
+        pytest.param(b'{"version": 1, "op": "call", "tool": "orderStatus", "input": {"a": NaN}}', id="NaN"),
+        pytest.param(b'{"version": 1, "version": 1, "op": "diagnostics"}', id="repeated key"),
+        pytest.param(b"[1, 2]", id="array"),
+        pytest.param(b'"call"', id="string"),
+        pytest.param(b"null", id="null"),
+        pytest.param(b'{"version": 1}', id="no op"),
+        pytest.param(b'{"version": 1, "op": "list"}', id="unknown op"),
+        pytest.param(b'{"version": 1, "op": null}', id="null op"),
+        pytest.param(b'{"version": 1, "op": "call", "input": {}}', id="no tool"),
+        pytest.param(b'{"version": 1, "op": "call", "tool": ""}', id="empty tool"),
+        pytest.param(b'{"version": 1, "op": "call", "tool": 7}', id="tool not a string"),
+        pytest.param(b'{"version": 1, "op": "call", "tool": "orderStatus", "callId": 5}', id="callId not a string"),
+        pytest.param(b'{"version": 1, "op": "diagnostics", "conversation": "conv_9"}', id="conversation not object"),
+    ],
+)
+def test_a_body_that_is_no_request_is_400_bad_request(body: bytes, post: Callable[..., TestAnswer]) -> None:
+    # GIVEN a signed body that is not a well-formed operation
+    # WHEN it arrives
+    # THEN 400 bad_request, with a message that says what is wrong
+    _error(post(body), 400, "bad_request")
+
+
+def test_a_body_that_is_not_utf8_is_400_bad_request(
+    shape: str, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
+) -> None:
+    # GIVEN signed bytes that are not UTF-8 (only a base64-encoded body can carry them)
+    event = make_event(shape, "POST", b'\xff\xfe{"version": 1}', base64_body=True)
+    # WHEN they arrive
+    # THEN 400 bad_request
+    assert "UTF-8" in _error(invoke(event), 400, "bad_request")["message"]
+
+
+@pytest.mark.parametrize(
+    "version",
+    [pytest.param(None, id="missing"), 2, 0, "1", True, 1.5, [1]],
+)
+def test_a_version_other_than_1_is_400_unsupported_version(version: Any, post: Callable[..., TestAnswer]) -> None:
+    # GIVEN a call whose version is missing or not the number 1
+    document: dict[str, Any] = {"op": "call", "tool": "orderStatus", "input": {"orderNumber": "ORD-1042"}}
+    if version is not None:
+        document["version"] = version
+    # WHEN it arrives
+    # THEN it is refused whole: 400 unsupported_version
+    error = _error(post(json.dumps(document).encode()), 400, "unsupported_version")
+    assert '"version": 1' in error["message"]
+
+
+def test_a_version_is_checked_before_the_op(post: Callable[..., TestAnswer]) -> None:
+    # GIVEN a version 2 request with an op this endpoint does not know
+    # WHEN it arrives
+    # THEN the version is what is refused: a newer protocol may have new ops
+    _error(post(_document(version=2, op="stream")), 400, "unsupported_version")
+
+
+def test_an_unknown_tool_is_404_unknown_tool(post: Callable[..., TestAnswer]) -> None:
+    # GIVEN a call of a tool this endpoint does not serve
+    # WHEN it arrives
+    error = _error(post(call_body("deleteEverything", {})), 404, "unknown_tool")
+    # THEN 404 unknown_tool, pointing at the manifest, without echoing the name
+    assert "deleteEverything" not in error["message"]
+    assert "manifest" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("tool_name", "tool_input", "details"),
+    [
+        pytest.param(
+            "cancelOrder",
+            {"reason": "changed_mind"},
+            [{"field": "orderNumber", "message": "Field required"}],
+            id="missing (by alias)",
+        ),
+        pytest.param(
+            "cancelOrder",
+            {"order_number": "ORD-1043", "orderNumber": "ORD-1043", "reason": "changed_mind"},
+            [{"field": "order_number", "message": "Extra inputs are not permitted"}],
+            id="extra (the Python name is not the schema name)",
+        ),
+        pytest.param(
+            "changeQuantity",
+            {"orderNumber": "ORD-1043", "item": "notebook", "quantity": "3"},
+            [{"field": "quantity", "message": "Input should be a valid integer"}],
+            id="wrong type (string for integer)",
+        ),
+        pytest.param(
+            "requestRefund",
+            {"orderNumber": "ORD-1042", "amount": 5, "reason": "late", "notifyCustomer": "yes"},
+            [{"field": "notifyCustomer", "message": "Input should be a valid boolean"}],
+            id="wrong type (string for boolean)",
+        ),
+        pytest.param(
+            "changeQuantity",
+            {"orderNumber": "ORD-1043", "item": "notebook", "quantity": 2.5},
+            [{"field": "quantity", "message": "Input should be a valid integer"}],
+            id="wrong type (fraction for integer)",
+        ),
+        pytest.param(
+            "requestRefund",
+            {"orderNumber": "ORD-1042", "amount": 5, "reason": "bored"},
+            [{"field": "reason", "message": "Input should be 'damaged', 'late', 'wrong_item' or 'other'"}],
+            id="bad enum (Literal)",
+        ),
+        pytest.param(
+            "cancelOrder",
+            {"orderNumber": "ORD-1043", "reason": "CHANGED_MIND"},
+            [{"field": "reason", "message": "Input should be 'changed_mind', 'found_cheaper' or 'ordered_by_mistake'"}],
+            id="bad enum (Enum)",
+        ),
+        pytest.param(
+            "requestRefund",
+            {"orderNumber": "ORD-1042", "amount": 0, "reason": "late"},
+            [{"field": "amount", "message": "Input should be greater than 0"}],
+            id="failed constraint (gt)",
+        ),
+        pytest.param(
+            "cancelOrder",
+            {"orderNumber": "ORD-1043", "reason": "changed_mind", "note": "n" * 501},
+            [{"field": "note", "message": "String should have at most 500 characters"}],
+            id="failed constraint (max_length)",
+        ),
+    ],
+)
+def test_input_that_breaks_the_schema_is_422_with_each_field_by_schema_name(
+    tool_name: str, tool_input: dict[str, Any], details: list[dict[str, str]], post: Callable[..., TestAnswer]
+) -> None:
+    # GIVEN a call whose input breaks the tool's model in one field
+    # WHEN it arrives
+    error = _error(post(call_body(tool_name, tool_input)), 422, "invalid_input")
+    # THEN 422 invalid_input names that field as the manifest's schema does, and why
+    assert error["details"] == details
+    assert details[0]["field"] in error["message"]
+
+
+def test_every_bad_field_is_listed(post: Callable[..., TestAnswer]) -> None:
+    # GIVEN a call that gets three fields wrong at once
+    body = call_body("requestRefund", {"amount": -1, "reason": "bored", "coupon": "X"})
+    # WHEN it arrives
+    error = _error(post(body), 422, "invalid_input")
+    # THEN each one is in the details
+    assert sorted(detail["field"] for detail in error["details"]) == ["amount", "coupon", "orderNumber", "reason"]
+
+
+@pytest.mark.parametrize("tool_input", [[], "ORD-1042", None, 3], ids=["list", "string", "null", "number"])
+def test_input_that_is_not_an_object_is_422(tool_input: Any, post: Callable[..., TestAnswer]) -> None:
+    # GIVEN a call whose input is not a JSON object
+    body = _document(version=1, op="call", tool="orderStatus", input=tool_input)
+    # WHEN it arrives
+    error = _error(post(body), 422, "invalid_input")
+    # THEN the input as a whole is named
+    assert [detail["field"] for detail in error["details"]] == ["input"]
+
+
+def test_a_422_does_not_echo_the_customers_input(post: Callable[..., TestAnswer]) -> None:
+    # GIVEN a bad call whose values are a customer's data
+    body = call_body("changeQuantity", {"orderNumber": "ORD-1043", "item": "notebook", "quantity": "jane@example.com"})
+    # WHEN it arrives
+    answer = post(body)
+    # THEN the answer names the field, not the value
+    assert answer.status == 422
+    assert "jane@example.com" not in json.dumps(answer.body)
+
+
+class _CrashInput(BaseModel):
+    orderNumber: str = Field(description="The order number.")
+
+
+def test_a_crashing_tool_is_500_internal_error_naming_the_request_id_only(
+    scratch_registry: Registry, post: Callable[..., TestAnswer], logs: LogCapture
+) -> None:
+    # GIVEN a tool that fails with an exception quoting the customer's input
+    @tool(risk="low")
+    def fragile(args: _CrashInput) -> str:
+        """Fails."""
+        raise RuntimeError(f"database rejected {args.orderNumber} for jane@example.com")
+
+    context = FakeLambdaContext()
+    # WHEN Median calls it
+    answer = post(call_body("fragile", {"orderNumber": "ORD-SECRET-7"}, callId="call_crash_1"), context=context)
+    # THEN 500 internal_error names the request id, never the exception's text
+    error = _error(answer, 500, "internal_error")
+    assert context.aws_request_id in error["message"]
+    assert "jane@example.com" not in json.dumps(answer.body)
+    assert "RuntimeError" not in json.dumps(answer.body)
+    # AND the log has the crash with the call id and the answer's reference (so an operator finds it),
+    # but not the exception's message
+    [record] = [record for record in logs.records() if record["level"] == "ERROR"]
+    assert record["call_id"] == "call_crash_1"
+    assert record["reference"] == context.aws_request_id
+    assert record["error_type"] == "RuntimeError"
+    assert "jane@example.com" not in logs.text()
+    assert "ORD-SECRET-7" not in logs.text()
+
+
+def test_a_return_value_that_is_not_json_is_500_internal_error(
+    scratch_registry: Registry, post: Callable[..., TestAnswer]
+) -> None:
+    # GIVEN a tool that returns something JSON cannot carry
+    @tool(risk="low")
+    def returns_a_set(args: _CrashInput) -> object:
+        """Returns a set."""
+        return {args.orderNumber}
+
+    # WHEN Median calls it
+    # THEN 500 internal_error, not a Lambda failure
+    _error(post(call_body("returnsASet", {"orderNumber": "ORD-1"})), 500, "internal_error")
+
+
+def test_a_crashing_diagnostics_function_is_500_internal_error(
+    scratch_registry: Registry, post: Callable[..., TestAnswer]
+) -> None:
+    # GIVEN diagnostics that fail
+    def broken_health() -> object:
+        raise ConnectionError("store at 10.0.0.7 is down")
+
+    scratch_registry.diagnostics[:] = [broken_health]
+    # WHEN Median asks for diagnostics
+    answer = post(_document(version=1, op="diagnostics"))
+    # THEN 500 internal_error without the exception's text
+    _error(answer, 500, "internal_error")
+    assert "10.0.0.7" not in json.dumps(answer.body)
+
+
+def _padded_call(size: int) -> bytes:
+    """A valid orderStatus call of exactly `size` bytes (JSON allows trailing whitespace)."""
+    body = call_body("orderStatus", {"orderNumber": "ORD-1042"})
+    return body + b" " * (size - len(body))
+
+
+@pytest.mark.parametrize("base64_body", [False, True], ids=["plain", "base64"])
+def test_a_body_over_the_cap_is_413_too_large(
+    shape: str, base64_body: bool, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
+) -> None:
+    # GIVEN signed bodies of exactly the cap and one byte over, sent plain or base64-encoded
+    at_cap = make_event(shape, "POST", _padded_call(MAX_BODY_BYTES), base64_body=base64_body)
+    over = make_event(shape, "POST", _padded_call(MAX_BODY_BYTES + 1), base64_body=base64_body)
+    # WHEN they arrive
+    # THEN the one at the cap is served, and the one over is 413 too_large
+    assert invoke(at_cap).status == 200
+    assert "1,048,576 bytes" in _error(invoke(over), 413, "too_large")["message"]
+
+
+def test_the_cap_counts_bytes_not_characters(make_event: EventBuilder, invoke: Callable[..., TestAnswer]) -> None:
+    # GIVEN a body under the cap in characters but over it in UTF-8 bytes
+    note = "é" * (MAX_BODY_BYTES // 2)
+    document = {"version": 1, "op": "call", "tool": "cancelOrder", "input": {"orderNumber": "ORD-1", "note": note}}
+    body = json.dumps(document, ensure_ascii=False).encode("utf-8")
+    assert len(body.decode("utf-8")) < MAX_BODY_BYTES < len(body)
+    # WHEN it arrives
+    # THEN 413 too_large
+    _error(invoke(make_event("http_api_v2", "POST", body)), 413, "too_large")
+
+
+def test_base64_that_does_not_decode_is_400(make_event: EventBuilder, invoke: Callable[..., TestAnswer]) -> None:
+    # GIVEN a body marked base64-encoded that is not base64
+    event = make_event("http_api_v2", "POST", b"", key=None)
+    event.update(body="not base64 at all!", isBase64Encoded=True)
+    # WHEN it arrives
+    # THEN 400 bad_request, before any signature is checked
+    _error(invoke(event), 400, "bad_request")
+
+
+def test_a_base64_body_is_verified_and_parsed_as_its_decoded_bytes(
+    shape: str, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
+) -> None:
+    # GIVEN a call signed over its raw bytes and delivered base64-encoded (as API Gateway does for binary types)
+    body = call_body("orderStatus", {"orderNumber": "ORD-1042"})
+    event = make_event(shape, "POST", body, base64_body=True)
+    assert event["body"] == base64.b64encode(body).decode()
+    # WHEN it arrives
+    # THEN the signature verifies against the decoded bytes and the tool runs
+    assert invoke(event).body["output"]["status"] == "shipped"
+
+
+def test_no_log_line_carries_the_key_a_signature_or_an_input_value(
+    scratch_registry: Registry, make_event: EventBuilder, invoke: Callable[..., TestAnswer], logs: LogCapture
+) -> None:
+    # GIVEN a tool that crashes, beside the example tools
+    @tool(risk="low")
+    def fragile_lookup(args: _CrashInput) -> str:
+        """Fails."""
+        raise ValueError(args.orderNumber)
+
+    secret_value = "ORD-PRIVATE-4242"
+    bodies = [
+        call_body("orderStatus", {"orderNumber": secret_value}),
+        call_body("changeQuantity", {"orderNumber": secret_value, "item": "mug", "quantity": "many"}),
+        call_body("fragileLookup", {"orderNumber": secret_value}),
+    ]
+    events = [make_event("http_api_v2", "POST", body) for body in bodies]
+    events.append(make_event("http_api_v2", "POST", bodies[0], key="mk_live_forger"))
+    # WHEN a tool_error, a 422, a crash and a forged request are answered
+    statuses = [invoke(event).status for event in events]
+    # THEN none of the log lines holds the key, any signature sent, or the input value
+    assert statuses == [200, 422, 500, 401]
+    text = logs.text()
+    assert text
+    assert TEST_KEY not in text
+    assert secret_value not in text
+    for event in events:
+        assert event["headers"]["median-signature"].split("v1=")[1] not in text

@@ -1,0 +1,127 @@
+"""The example tools, tested the way an author tests their own: through MedianTestClient.
+
+MedianTestClient signs each request with a test key and sends it to `lambda_handler` as a
+real API Gateway event, so a test sees exactly the answer Median would.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from handler.testing import MedianTestClient
+
+
+@pytest.fixture(autouse=True)
+def _fresh_orders(sample_store: None) -> None:
+    """Refunds and cancellations change the sample orders: every test starts from the shipped ones."""
+
+
+@pytest.fixture
+def median() -> MedianTestClient:
+    return MedianTestClient()
+
+
+def test_order_status_answers_the_order(median: MedianTestClient) -> None:
+    # GIVEN the sample order ORD-1042, shipped with UPS
+    # WHEN the agent asks for its status
+    answer = median.call("orderStatus", {"orderNumber": "ORD-1042"})
+    # THEN the status and tracking come back
+    assert answer.status == 200
+    assert answer.body["output"] == {
+        "orderNumber": "ORD-1042",
+        "status": "shipped",
+        "carrier": "UPS",
+        "tracking": "1Z999AA10123456784",
+    }
+
+
+def test_an_unknown_order_is_a_tool_error_for_the_agent(median: MedianTestClient) -> None:
+    # GIVEN no order ORD-0000
+    # WHEN the agent asks for it
+    answer = median.call("orderStatus", {"orderNumber": "ORD-0000"})
+    # THEN the tool declines with a message the agent can pass on
+    assert answer.status == 200
+    assert answer.body["ok"] is False
+    assert answer.body["error"]["code"] == "tool_error"
+    assert "No order has that number" in answer.body["error"]["message"]
+
+
+def test_request_refund_refunds_up_to_what_is_left(median: MedianTestClient) -> None:
+    # GIVEN ORD-1042, worth 84.50
+    # WHEN the agent refunds 80 of it, then 10 more
+    first = median.call("requestRefund", {"orderNumber": "ORD-1042", "amount": 80, "reason": "damaged"}, callId="c1")
+    second = median.call("requestRefund", {"orderNumber": "ORD-1042", "amount": 10, "reason": "late"}, callId="c2")
+    # THEN the first is done (a receipt by default) and the second is declined: 4.50 is left
+    assert first.body["output"] == {
+        "orderNumber": "ORD-1042",
+        "refunded": 80.0,
+        "reason": "damaged",
+        "receiptSent": True,
+        "reference": "RF-c1",
+    }
+    assert second.body["error"] == {
+        "code": "tool_error",
+        "message": "At most 4.50 of this order can still be refunded.",
+    }
+
+
+def test_request_refund_refuses_a_reason_outside_its_enum(median: MedianTestClient) -> None:
+    # WHEN the agent gives a reason the schema does not list
+    answer = median.call("requestRefund", {"orderNumber": "ORD-1042", "amount": 5, "reason": "bored"})
+    # THEN the call is refused 422 on that field
+    assert answer.status == 422
+    assert [detail["field"] for detail in answer.body["error"]["details"]] == ["reason"]
+
+
+def test_cancel_order_cancels_a_processing_order(median: MedianTestClient) -> None:
+    # GIVEN ORD-1043, still processing
+    # WHEN the agent cancels it (the field is orderNumber, as the manifest says)
+    answer = median.call("cancelOrder", {"orderNumber": "ORD-1043", "reason": "changed_mind", "note": "Gift"})
+    # THEN it is cancelled, and a second status check shows it
+    assert answer.body["output"] == {"orderNumber": "ORD-1043", "status": "cancelled", "reason": "changed_mind"}
+    assert median.call("orderStatus", {"orderNumber": "ORD-1043"}).body["output"]["status"] == "cancelled"
+
+
+def test_cancel_order_declines_a_shipped_order(median: MedianTestClient) -> None:
+    # WHEN the agent tries to cancel ORD-1042, already shipped
+    answer = median.call("cancelOrder", {"orderNumber": "ORD-1042", "reason": "found_cheaper"})
+    # THEN the tool declines and suggests a return
+    assert answer.body["error"]["code"] == "tool_error"
+    assert "offer a return" in answer.body["error"]["message"]
+
+
+def test_change_quantity_changes_one_item(median: MedianTestClient) -> None:
+    # WHEN the agent sets the notebook in ORD-1043 to 3
+    answer = median.call("changeQuantity", {"orderNumber": "ORD-1043", "item": "notebook", "quantity": 3})
+    # THEN the order holds 3
+    assert answer.body["output"] == {"orderNumber": "ORD-1043", "quantities": {"notebook": 3}}
+
+
+def test_change_quantity_enforces_its_range(median: MedianTestClient) -> None:
+    # WHEN the agent asks for 100 (the model allows 0 to 99)
+    answer = median.call("changeQuantity", {"orderNumber": "ORD-1043", "item": "notebook", "quantity": 100})
+    # THEN it is refused 422 on quantity
+    assert answer.status == 422
+    assert answer.body["error"]["details"][0]["field"] == "quantity"
+
+
+def test_diagnostics_reports_the_store(median: MedianTestClient) -> None:
+    # WHEN Median runs the endpoint's diagnostics
+    answer = median.diagnostics()
+    # THEN the health function's report comes back
+    assert answer.status == 200
+    assert answer.body["ok"] is True
+    assert answer.body["output"]["orderStore"] == "ok"
+
+
+def test_the_manifest_lists_every_example_tool(median: MedianTestClient) -> None:
+    # WHEN Median asks for the manifest
+    answer = median.manifest()
+    # THEN it lists the four tools, with diagnostics on
+    assert [entry["name"] for entry in answer.body["tools"]] == [
+        "orderStatus",
+        "changeQuantity",
+        "requestRefund",
+        "cancelOrder",
+    ]
+    assert answer.body["diagnostics"] is True
