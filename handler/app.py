@@ -10,8 +10,9 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from handler.idempotency import log_state_at_cold_start
 from handler.key import KeyUnavailable, MedianKeySource, log_key_unavailable
-from handler.observability import logger
+from handler.observability import flush_metrics, logger, record_rejected_signature, traced_handler
 from handler.protocol import ALLOWED_METHODS, MAX_BODY_BYTES, SIGNATURE_HEADER, ErrorCode
 from handler.request import BadEvent, BodyTooLarge, method_of, read_request
 from handler.responses import error_answer, json_answer, method_not_allowed, raw_json_answer
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 key_source = MedianKeySource()
 _manifest_answer: tuple[int, str] | None = None
+log_state_at_cold_start()
 
 
 def manifest_answer() -> dict[str, Any]:
@@ -86,6 +88,7 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
             raise SignatureError.mismatch()
     except SignatureError as refused:
         logger.warning("Signature refused", extra={"reason": refused.reason, "method": method})
+        record_rejected_signature(refused.reason)
         return error_answer(401, ErrorCode.UNAUTHORIZED, refused.message, post=post)
     except KeyUnavailable as error:
         log_key_unavailable(error)
@@ -99,6 +102,7 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     return json_answer(answer.status, answer.body)
 
 
+@traced_handler
 def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     try:
         return _serve(event, context)
@@ -106,3 +110,5 @@ def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         reference = getattr(context, "aws_request_id", None) or uuid.uuid4().hex
         logger.error("Unhandled error", extra={"error_type": type(error).__name__, "reference": reference})
         return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)
+    finally:
+        flush_metrics()

@@ -12,6 +12,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
+from handler.env import seconds_from_env
 from handler.observability import logger
 from handler.protocol import (
     DEV_KEY_ENV,
@@ -24,13 +25,9 @@ from handler.protocol import (
 )
 
 if TYPE_CHECKING:
-    from aws_lambda_powertools.utilities.parameters import SecretsProvider
+    from collections.abc import Callable
 
-# An unreachable Secrets Manager must cost a request a few seconds, not the Lambda's whole
-# timeout: two attempts of at most ~1 s to connect and 2 s to read.
-_CONNECT_TIMEOUT_SECONDS = 1
-_READ_TIMEOUT_SECONDS = 2
-_MAX_ATTEMPTS = 2
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider
 
 
 class KeyUnavailable(Exception):
@@ -60,33 +57,24 @@ def key_from_secret_value(value: object) -> str:
     return text
 
 
-def _seconds_from_env(name: str, default: int) -> float:
-    try:
-        return max(0.0, float(os.environ.get(name, default)))
-    except ValueError:
-        return float(default)
-
-
 class MedianKeySource:
     """Where the handler gets the key. One per container: its cache is what makes warm calls cheap."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._provider: SecretsProvider | None = None
-        # When this container last asked Secrets Manager for each secret, by the monotonic clock.
+        # A test passes its own clock to step past the refresh floor without sleeping through it.
+        self._clock = clock
+        # When this container last asked Secrets Manager for each secret, by self._clock.
         self._fetched_at: dict[str, float] = {}
 
     @property
     def provider(self) -> SecretsProvider:
         if self._provider is None:
             from aws_lambda_powertools.utilities.parameters import SecretsProvider
-            from botocore.config import Config
 
-            config = Config(
-                connect_timeout=_CONNECT_TIMEOUT_SECONDS,
-                read_timeout=_READ_TIMEOUT_SECONDS,
-                retries={"total_max_attempts": _MAX_ATTEMPTS, "mode": "standard"},
-            )
-            self._provider = SecretsProvider(boto_config=config)
+            from handler.aws_clients import bounded_config
+
+            self._provider = SecretsProvider(boto_config=bounded_config())
         return self._provider
 
     def get(self) -> str:
@@ -110,19 +98,22 @@ class MedianKeySource:
         secret_id = os.environ.get(KEY_SECRET_ENV, "").strip()
         if not secret_id:
             return None
-        floor = _seconds_from_env(KEY_MIN_REFRESH_SECONDS_ENV, KEY_MIN_REFRESH_SECONDS)
+        floor = seconds_from_env(KEY_MIN_REFRESH_SECONDS_ENV, KEY_MIN_REFRESH_SECONDS)
         last = self._fetched_at.get(secret_id)
-        if last is not None and time.monotonic() - last < floor:
+        if last is not None and self._clock() - last < floor:
             return None
         fresh = self._from_secret(secret_id, force=True)
-        return fresh if fresh != current else None
+        if fresh == current:
+            return None
+        logger.info("The Median key in Secrets Manager has changed; verifying with the new one")
+        return fresh
 
     def _from_secret(self, secret_id: str, *, force: bool) -> str:
         from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 
-        max_age = int(_seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS))
+        max_age = int(seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS))
         last = self._fetched_at.get(secret_id)
-        will_fetch = force or last is None or time.monotonic() - last >= max_age
+        will_fetch = force or last is None or self._clock() - last >= max_age
         try:
             value = self.provider.get(secret_id, max_age=max_age, force_fetch=force)
         except GetParameterError as error:
@@ -131,7 +122,7 @@ class MedianKeySource:
             raise KeyUnavailable(f"reading the secret failed: {type(error).__name__}") from None
         finally:
             if will_fetch:
-                self._fetched_at[secret_id] = time.monotonic()
+                self._fetched_at[secret_id] = self._clock()
         return key_from_secret_value(value)
 
 
