@@ -85,8 +85,11 @@ build-MedianToolsFunction: $(INSTALLED)
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
 	tar -c --exclude __pycache__ --exclude '*.pyc' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
 	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group runtime --target "$(ARTIFACTS_DIR)" \
-		--platform manylinux2014_$$machine --implementation cp --python-version 3.13 --only-binary=:all: --no-compile
+	for group in "--group runtime" "--group tracing --no-deps"; do \
+		$(BIN)/python -m pip install --quiet --disable-pip-version-check $$group --target "$(ARTIFACTS_DIR)" \
+			--platform manylinux2014_$$machine --implementation cp --python-version 3.13 --only-binary=:all: \
+			--no-compile || exit 1; \
+	done
 	rm -rf "$(ARTIFACTS_DIR)/bin"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
 
