@@ -42,9 +42,11 @@ clean: ## Remove the virtualenv, caches and build output
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
 # --- SAM: build, local invoke, deploy (issue 3) --------------------------------------
-# The SAM CLI goes into .venv only when a target here needs it, so `make test` stays light.
-SAM_INSTALLED := $(VENV)/.sam-installed
-SAM := $(BIN)/sam
+# The SAM CLI gets a virtualenv of its own, made only when a target here needs it: `make
+# test` stays light, and SAM's pins (it holds pydantic back) never change what the tests run on.
+SAM_VENV := $(VENV)/sam-cli
+SAM_INSTALLED := $(SAM_VENV)/.installed
+SAM := $(SAM_VENV)/bin/sam
 EVENTS := events
 ENV_VARS := $(EVENTS)/env.json
 URL ?= http://127.0.0.1:$(PORT)/
@@ -61,7 +63,9 @@ NEED_CONTAINER = @docker info >/dev/null 2>&1 || finch info >/dev/null 2>&1 || {
 .PHONY: build validate event invoke start-api deploy delete call build-MedianToolsFunction
 
 $(SAM_INSTALLED): pyproject.toml $(INSTALLED)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group sam
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
+	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --group sam
 	@touch $@
 
 build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
@@ -81,8 +85,11 @@ build-MedianToolsFunction: $(INSTALLED)
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
 	tar -c --exclude __pycache__ --exclude '*.pyc' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
 	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group runtime --target "$(ARTIFACTS_DIR)" \
-		--platform manylinux2014_$$machine --implementation cp --python-version 3.13 --only-binary=:all: --no-compile
+	for group in "--group runtime" "--group tracing --no-deps"; do \
+		$(BIN)/python -m pip install --quiet --disable-pip-version-check $$group --target "$(ARTIFACTS_DIR)" \
+			--platform manylinux2014_$$machine --implementation cp --python-version 3.13 --only-binary=:all: \
+			--no-compile || exit 1; \
+	done
 	rm -rf "$(ARTIFACTS_DIR)/bin"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
 
@@ -122,8 +129,9 @@ delete: $(SAM_INSTALLED) ## Delete the deployed stack (the key's secret stays)
 	$(SAM) delete
 
 # --- Benchmarks (issue 5) ------------------------------------------------------------
-# The cold processes run in a venv holding only the runtime group, as the Lambda artifact
-# does: the SAM CLI (group sam) brings awscrt, which changes what importing boto3 costs.
+# The cold processes run in a venv holding only what a deployed function has: the runtime
+# group (the artifact) and aws-sdk (boto3, which the Lambda runtime provides). The dev venv
+# holds more (moto, pytest, …), and botocore changes what it imports when awscrt is present.
 BENCH_VENV := $(VENV)/bench-runtime
 BENCH_INSTALLED := $(BENCH_VENV)/.installed
 .PHONY: bench
@@ -131,7 +139,7 @@ BENCH_INSTALLED := $(BENCH_VENV)/.installed
 $(BENCH_INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
-	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --group runtime
+	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --group runtime --group aws-sdk
 	@touch $@
 
 bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the floor; writes bench/results.json

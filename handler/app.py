@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handler import observability
+from handler.idempotency import log_state_at_cold_start
 from handler.key import KeyUnavailable, MedianKeySource, log_key_unavailable
+from handler.observability import flush_metrics, record_rejected_signature, traced_handler
 from handler.protocol import ALLOWED_METHODS, MAX_BODY_BYTES, PREBUILT_MANIFEST_FILE, SIGNATURE_HEADER, ErrorCode
 from handler.request import BadEvent, BodyTooLarge, method_of, read_request
 from handler.responses import error_answer, json_answer, method_not_allowed, raw_json_answer
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 key_source = MedianKeySource()
 PREBUILT_MANIFEST = Path(__file__).with_name(PREBUILT_MANIFEST_FILE)
 _manifest_answer: tuple[int, str] | None = None
+log_state_at_cold_start()
 
 
 def _prebuilt_manifest() -> str | None:
@@ -105,6 +108,7 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
             raise SignatureError.mismatch()
     except SignatureError as refused:
         observability.logger.warning("Signature refused", extra={"reason": refused.reason, "method": method})
+        record_rejected_signature(refused.reason)
         return error_answer(401, ErrorCode.UNAUTHORIZED, refused.message, post=post)
     except KeyUnavailable as error:
         log_key_unavailable(error)
@@ -118,6 +122,7 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     return json_answer(answer.status, answer.body)
 
 
+@traced_handler
 def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     try:
         return _serve(event, context)
@@ -127,3 +132,5 @@ def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
             "Unhandled error", extra={"error_type": type(error).__name__, "reference": reference}
         )
         return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)
+    finally:
+        flush_metrics()

@@ -44,11 +44,16 @@ class ToolContext:
     conversation: dict[str, Any] = field(default_factory=dict)
     request_id: str = ""
     lambda_context: LambdaContext | None = None
-    # When the answer must be on its way, by time.monotonic(); None where there is no deadline.
+    # When the endpoint gives up on the tool and answers 504 `timeout`, by time.monotonic(): the
+    # Lambda's deadline less TOOL_TIME_MARGIN_SECONDS. None where there is no Lambda context.
     deadline: float | None = None
 
     def remaining_seconds(self) -> float | None:
-        """Seconds left before the endpoint answers `timeout` for this call, or None if unbounded."""
+        """Seconds left before the endpoint answers `timeout` for this call, or None if unbounded.
+
+        A tool that calls slow services can pass this on as their timeout, or give up early
+        with a ToolError that tells the agent what to do instead.
+        """
         if self.deadline is None:
             return None
         return max(0.0, self.deadline - time.monotonic())

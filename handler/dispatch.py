@@ -6,16 +6,17 @@ import inspect
 import json
 import time
 import traceback
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from handler.authoring import ToolContext, ToolError
-from handler.observability import logger
-from handler.protocol import OP_CALL, OP_DIAGNOSTICS, OPS, PROTOCOL_VERSION, ErrorCode
+from handler.deadline import ToolTimedOut, call_within
+from handler.idempotency import applies, at_most_once
+from handler.observability import Metric, logger, record_tool_run, tool_segment
+from handler.protocol import OP_CALL, OP_DIAGNOSTICS, OPS, PROTOCOL_VERSION, TOOL_TIME_MARGIN_SECONDS, ErrorCode
 from handler.registry import load_tools
-from handler.responses import error_body, ok_body, to_json
+from handler.responses import Answer, error_body, ok_body, to_json
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -23,12 +24,6 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
     from handler.registry import Tool
-
-
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    body: dict[str, Any]
 
 
 class Refusal(Exception):
@@ -136,9 +131,32 @@ def _crashed(what: str, error: BaseException, ctx: ToolContext) -> Answer:
     )
 
 
+def _timed_out(what: str, ctx: ToolContext) -> Answer:
+    logger.error(f"{what} timed out", extra={"call_id": ctx.call_id, "request_id": ctx.request_id})
+    reference = ctx.request_id or "unknown"
+    return Answer(
+        504,
+        error_body(
+            ErrorCode.TIMEOUT,
+            "The tool did not finish in the time this function had left, so it is unknown whether it did its "
+            f"work; check before retrying. Reference {reference}.",
+            post=True,
+        ),
+    )
+
+
+def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext) -> Any:
+    remaining = ctx.remaining_seconds()
+    if remaining is None:
+        return function(**kwargs)
+    return call_within(remaining, function, kwargs)
+
+
 def _run(what: str, function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext) -> Answer:
     try:
-        output = function(**kwargs)
+        output = _call(function, kwargs, ctx)
+    except ToolTimedOut:
+        return _timed_out(what, ctx)
     except ToolError as declined:
         return Answer(
             200,
@@ -160,11 +178,21 @@ def _run(what: str, function: Callable[..., Any], kwargs: dict[str, Any], ctx: T
     return Answer(200, body)
 
 
+def _outcome_metric(answer: Answer) -> str | None:
+    if answer.status == 200:
+        return None if answer.body.get("ok") else Metric.TOOL_ERRORS
+    return Metric.TOOL_TIMEOUTS if answer.status == 504 else Metric.TOOL_CRASHES
+
+
 def run_tool(tool: Tool, args: BaseModel, ctx: ToolContext) -> Answer:
     kwargs: dict[str, Any] = {tool.model_parameter: args}
     if tool.context_parameter:
         kwargs[tool.context_parameter] = ctx
-    return _run(f"Tool {tool.name}", tool.function, kwargs, ctx)
+    started = time.perf_counter()
+    with tool_segment(tool.name):
+        answer = _run(f"Tool {tool.name}", tool.function, kwargs, ctx)
+    record_tool_run(tool.name, _outcome_metric(answer), (time.perf_counter() - started) * 1000)
+    return answer
 
 
 def _context(document: dict[str, Any], request_id: str, lambda_context: LambdaContext | None) -> ToolContext:
@@ -176,7 +204,8 @@ def _context(document: dict[str, Any], request_id: str, lambda_context: LambdaCo
         raise Refusal(400, ErrorCode.BAD_REQUEST, "conversation must be a JSON object.")
     deadline = None
     if lambda_context is not None and hasattr(lambda_context, "get_remaining_time_in_millis"):
-        deadline = time.monotonic() + lambda_context.get_remaining_time_in_millis() / 1000
+        remaining = lambda_context.get_remaining_time_in_millis() / 1000 - TOOL_TIME_MARGIN_SECONDS
+        deadline = time.monotonic() + remaining
     return ToolContext(
         call_id=call_id,
         conversation=conversation,
@@ -212,7 +241,10 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
                 ErrorCode.UNKNOWN_TOOL,
                 "This endpoint serves no tool by that name; GET the manifest for its tools.",
             )
-        args = validate_input(tool, document.get("input", {}))
+        raw_input = document.get("input", {})
+        args = validate_input(tool, raw_input)
+        if applies(ctx.call_id, tool.idempotent):
+            return at_most_once(tool.name, raw_input, ctx, lambda: run_tool(tool, args, ctx))
         return run_tool(tool, args, ctx)
     except Refusal as refusal:
         return refusal.answer

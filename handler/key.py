@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from handler import observability
+from handler.env import seconds_from_env
 from handler.protocol import (
     DEV_KEY_ENV,
     KEY_CACHE_SECONDS,
@@ -24,13 +25,9 @@ from handler.protocol import (
 )
 
 if TYPE_CHECKING:
-    from mypy_boto3_secretsmanager import SecretsManagerClient
+    from collections.abc import Callable
 
-# An unreachable Secrets Manager must cost a request a few seconds, not the Lambda's whole
-# timeout: two attempts of at most ~1 s to connect and 2 s to read.
-_CONNECT_TIMEOUT_SECONDS = 1
-_READ_TIMEOUT_SECONDS = 2
-_MAX_ATTEMPTS = 2
+    from mypy_boto3_secretsmanager import SecretsManagerClient
 
 
 class KeyUnavailable(Exception):
@@ -60,13 +57,6 @@ def key_from_secret_value(value: object) -> str:
     return text
 
 
-def _seconds_from_env(name: str, default: int) -> float:
-    try:
-        return max(0.0, float(os.environ.get(name, default)))
-    except ValueError:
-        return float(default)
-
-
 class MedianKeySource:
     """Where the handler gets the key. One per container: its cache is what makes warm calls cheap.
 
@@ -76,11 +66,13 @@ class MedianKeySource:
     floor (bench/README.md). What it would add, a cache with an expiry, is the few lines below.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._client: SecretsManagerClient | None = None
+        # A test passes its own clock to step past the refresh floor without sleeping through it.
+        self._clock = clock
         # Per secret: the key its value held when last read (or why it held none), and until
-        # when that holds, by the monotonic clock. The expiry is worked out at the read, so a
-        # warm request reads one environment variable, not two.
+        # when that holds, by self._clock. The expiry is worked out at the read, so a warm
+        # request reads one environment variable, not two.
         self._keys: dict[str, tuple[str | KeyUnavailable, float]] = {}
         # When this container last asked Secrets Manager for each secret (a failed read counts).
         self._fetched_at: dict[str, float] = {}
@@ -90,14 +82,10 @@ class MedianKeySource:
         """The Secrets Manager client, created once per container on first use."""
         if self._client is None:
             import boto3
-            from botocore.config import Config
 
-            config = Config(
-                connect_timeout=_CONNECT_TIMEOUT_SECONDS,
-                read_timeout=_READ_TIMEOUT_SECONDS,
-                retries={"total_max_attempts": _MAX_ATTEMPTS, "mode": "standard"},
-            )
-            self._client = boto3.client("secretsmanager", config=config)
+            from handler.aws_clients import bounded_config
+
+            self._client = boto3.client("secretsmanager", config=bounded_config())
         return self._client
 
     def get(self) -> str:
@@ -105,7 +93,7 @@ class MedianKeySource:
         secret_id = os.environ.get(KEY_SECRET_ENV, "").strip()
         if secret_id:
             cached = self._keys.get(secret_id)
-            if cached is not None and time.monotonic() < cached[1]:
+            if cached is not None and self._clock() < cached[1]:
                 return _key_or_raise(cached[0])
             return self._from_secret(secret_id)
         if running_in_deployed_lambda():
@@ -124,17 +112,20 @@ class MedianKeySource:
         secret_id = os.environ.get(KEY_SECRET_ENV, "").strip()
         if not secret_id:
             return None
-        floor = _seconds_from_env(KEY_MIN_REFRESH_SECONDS_ENV, KEY_MIN_REFRESH_SECONDS)
+        floor = seconds_from_env(KEY_MIN_REFRESH_SECONDS_ENV, KEY_MIN_REFRESH_SECONDS)
         last = self._fetched_at.get(secret_id)
-        if last is not None and time.monotonic() - last < floor:
+        if last is not None and self._clock() - last < floor:
             return None
         fresh = self._from_secret(secret_id)
-        return fresh if fresh != current else None
+        if fresh == current:
+            return None
+        observability.logger.info("The Median key in Secrets Manager has changed; verifying with the new one")
+        return fresh
 
     def _from_secret(self, secret_id: str) -> str:
         """The key read from Secrets Manager now, and kept for MEDIAN_KEY_CACHE_SECONDS."""
         self._keys.pop(secret_id, None)
-        fetched_at = self._fetched_at[secret_id] = time.monotonic()
+        fetched_at = self._fetched_at[secret_id] = self._clock()
         try:
             answer = self.client.get_secret_value(SecretId=secret_id)
         except Exception as error:  # botocore raises many types: none may become a crash
@@ -143,7 +134,7 @@ class MedianKeySource:
             key: str | KeyUnavailable = key_from_secret_value(answer.get("SecretString", answer.get("SecretBinary")))
         except KeyUnavailable as unusable:
             key = unusable  # kept like a key: an unusable value is read again when the cache expires, not per request
-        self._keys[secret_id] = (key, fetched_at + _seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS))
+        self._keys[secret_id] = (key, fetched_at + seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS))
         return _key_or_raise(key)
 
 

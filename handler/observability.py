@@ -1,32 +1,155 @@
-"""The Powertools Logger every module of the handler logs through, created on first use.
+"""The Powertools Logger, Metrics and Tracer every module of the handler reports through.
 
 Service name and level come from POWERTOOLS_SERVICE_NAME and POWERTOOLS_LOG_LEVEL (set in
-template.yaml's Globals). Nothing logged here may carry the key, a signature or a tool's
-input values: they are customers' data.
+template.yaml's Globals). Nothing logged, measured or traced here may carry the key, a
+signature or a tool's input or output values: they are customers' data.
+
+Metrics (CloudWatch EMF, namespace from POWERTOOLS_METRICS_NAMESPACE), one flush per
+invocation, dimensions `service` and either `tool` or `cause`:
+  ToolCalls, ToolErrors, ToolCrashes, ToolTimeouts, ToolDuration (ms)   per tool that ran
+  ReplayedCalls                                   per tool, answered from its callId record
+  RejectedSignatures                              per cause: missing, malformed, stale, mismatch
 
 Importing any Powertools module imports its whole package (Logger, Metrics, Tracer), which
-costs a cold GET more than its target allows, and a served GET logs nothing. So this module
-imports Powertools only when something is first logged: write `observability.logger.info(…)`
-at the call, not `from handler.observability import logger` at the top of a module that GET
-imports. tests/integration/test_cold_get.py holds GET to that.
+costs a cold GET more than its target allows, and a served GET logs, measures and traces
+nothing. So this module imports Powertools only when something is first logged or measured
+(or at import when tracing is switched on, which needs its decorator from the start): write
+`observability.logger.info(…)` at the call, not `from handler.observability import logger`
+at the top of a module that GET imports. tests/integration/test_cold_get.py holds GET to that.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from handler.protocol import METRICS_NAMESPACE, METRICS_NAMESPACE_ENV, TRACE_DISABLED_ENV
 
 if TYPE_CHECKING:
-    from aws_lambda_powertools import Logger
+    from collections.abc import Callable, Iterator
+
+    from aws_lambda_powertools import Logger, Metrics, Tracer
 
     logger: Logger
 
 SERVICE_NAME = "median-tools"
+Handler = TypeVar("Handler", bound="Callable[..., Any]")
+_created_logger: Logger | None = None
+
+
+def _logger() -> Logger:
+    global _created_logger
+    if _created_logger is None:
+        from aws_lambda_powertools import Logger
+
+        _created_logger = Logger(service=SERVICE_NAME)
+        globals()["logger"] = _created_logger  # later reads of `observability.logger` skip __getattr__
+    return _created_logger
+
+
+class Metric:
+    TOOL_CALLS = "ToolCalls"
+    TOOL_ERRORS = "ToolErrors"  # the tool declined: ok false, tool_error
+    TOOL_CRASHES = "ToolCrashes"  # 500 internal_error
+    TOOL_TIMEOUTS = "ToolTimeouts"  # 504 timeout
+    TOOL_DURATION = "ToolDuration"
+    REPLAYED_CALLS = "ReplayedCalls"
+    REJECTED_SIGNATURES = "RejectedSignatures"
+
+
+# Built on the first metric, like the Logger on the first log line: a served GET records none.
+_metrics: Metrics | None = None
+_unflushed = False
+
+
+def _get_metrics() -> Metrics:
+    global _metrics
+    if _metrics is None:
+        from aws_lambda_powertools import Metrics
+
+        namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
+        _metrics = Metrics(namespace=namespace, service=SERVICE_NAME)
+    return _metrics
+
+
+def _record(dimension: str, value: str, *metrics: tuple[str, str, float]) -> None:
+    global _unflushed
+    recorder = _get_metrics()
+    # One request per invocation, so one dimension value per flush: `tool` or `cause`.
+    recorder.add_dimension(name=dimension, value=value)
+    for name, unit, amount in metrics:
+        recorder.add_metric(name=name, unit=unit, value=amount)
+    _unflushed = True
+
+
+def record_tool_run(tool: str, outcome_metric: str | None, milliseconds: float) -> None:
+    """A registered tool ran; outcome_metric is TOOL_ERRORS, TOOL_CRASHES, TOOL_TIMEOUTS or None for ok."""
+    calls = (Metric.TOOL_CALLS, "Count", 1.0)
+    duration = (Metric.TOOL_DURATION, "Milliseconds", milliseconds)
+    if outcome_metric is None:
+        _record("tool", tool, calls, duration)
+    else:
+        _record("tool", tool, calls, duration, (outcome_metric, "Count", 1.0))
+
+
+def record_replay(tool: str) -> None:
+    _record("tool", tool, (Metric.REPLAYED_CALLS, "Count", 1.0))
+
+
+def record_rejected_signature(cause: str) -> None:
+    _record("cause", cause, (Metric.REJECTED_SIGNATURES, "Count", 1.0))
+
+
+def flush_metrics() -> None:
+    """Print this invocation's EMF line, if it recorded any metric. Never raises: metrics must not cost an answer."""
+    global _unflushed
+    if not _unflushed:
+        return
+    _unflushed = False
+    try:
+        _get_metrics().flush_metrics()
+    except Exception as error:
+        _logger().warning("Metrics were not published", extra={"error_type": type(error).__name__})
+        _get_metrics().clear_metrics()
 
 
 def __getattr__(name: str) -> Any:
+    # `observability.logger`, created at its first use; afterwards a plain module attribute.
     if name == "logger":
-        from aws_lambda_powertools import Logger
-
-        created = globals()["logger"] = Logger(service=SERVICE_NAME)
-        return created
+        return _logger()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _tracer_if_enabled() -> Tracer | None:
+    # Tracer() imports aws_xray_sdk (~0.4 s) even when disabled, so it is built only when asked for.
+    if os.environ.get(TRACE_DISABLED_ENV, "true").strip().lower() not in ("false", "0"):
+        return None
+    from aws_lambda_powertools import Tracer
+
+    return Tracer(service=SERVICE_NAME)
+
+
+tracer = _tracer_if_enabled()
+
+
+def traced_handler(handler: Handler) -> Handler:
+    """The handler, traced by X-Ray when tracing is on; unchanged, at no cost, when it is off."""
+    if tracer is None:
+        return handler
+    # Neither the answer (tool outputs) nor exceptions (messages quote inputs) go into a trace.
+    return cast("Handler", tracer.capture_lambda_handler(handler, capture_response=False, capture_error=False))
+
+
+def tool_segment(tool: str) -> AbstractContextManager[Any]:
+    """An X-Ray subsegment around one tool's run, annotated with its name; nothing when tracing is off."""
+    if tracer is None:
+        return nullcontext()
+    return _annotated_segment(tracer, tool)
+
+
+@contextmanager
+def _annotated_segment(active: Tracer, tool: str) -> Iterator[None]:
+    with active.provider.in_subsegment(f"## tool {tool}") as subsegment:
+        subsegment.put_annotation("tool", tool)
+        yield

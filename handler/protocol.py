@@ -15,8 +15,10 @@ PROTOCOL_VERSION = 1
 ALLOWED_METHODS = ("GET", "POST")
 ALLOW_HEADER = ", ".join(ALLOWED_METHODS)
 JSON_CONTENT_TYPE = "application/json"
-# Checked on the body as it arrives (before base64 decoding) and after decoding,
-# so neither form can slip a larger payload past the parser.
+# The largest body served, in bytes; larger answers 413 `too_large` before the signature
+# is checked or anything is decoded or parsed. Checked on the body as it arrives (its
+# base64 length, or its length in characters) and again on the decoded bytes, so neither
+# form can slip a larger payload past the parser.
 MAX_BODY_BYTES = 1024 * 1024
 
 # --- Signature -----------------------------------------------------------------
@@ -35,6 +37,25 @@ KEY_CACHE_SECONDS = 300
 KEY_MIN_REFRESH_SECONDS_ENV = "MEDIAN_KEY_MIN_REFRESH_SECONDS"
 KEY_MIN_REFRESH_SECONDS = 30
 KEY_JSON_MEMBER = "key"
+
+# --- At most once per callId (Powertools Idempotency over DynamoDB) -------------
+# Unset (make serve, tests): idempotency is off and every call runs its tool.
+IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE"
+IDEMPOTENCY_EXPIRY_SECONDS_ENV = "IDEMPOTENCY_EXPIRY_SECONDS"
+IDEMPOTENCY_EXPIRY_SECONDS = 3600
+# The prefix of every record's `id`; fixed so a code change cannot orphan the records in flight.
+IDEMPOTENCY_KEY_PREFIX = "median-call"
+
+# --- Time limits -----------------------------------------------------------------
+# A tool gets the Lambda's remaining time less this margin, which is left to answer
+# 504 `timeout`, release the call's idempotency record and flush the metrics.
+TOOL_TIME_MARGIN_SECONDS = 1.0
+
+# --- Observability ----------------------------------------------------------------
+METRICS_NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"
+METRICS_NAMESPACE = "MedianTools"  # when the environment names none (make serve, tests)
+# Tracing is on only where this is set to false (template.yaml: EnableTracing=true).
+TRACE_DISABLED_ENV = "POWERTOOLS_TRACE_DISABLED"
 
 # --- Manifest rules Median enforces at sync -------------------------------------
 MAX_TOOLS = 20

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from handler.protocol import ALLOW_HEADER, JSON_CONTENT_TYPE, PROTOCOL_VERSION, ErrorCode
 
 _JSON_HEADERS = {"Content-Type": JSON_CONTENT_TYPE}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A POST's answer before it is serialised: what dispatch builds and idempotency records."""
+
+    status: int
+    body: dict[str, Any]
 
 
 def to_json(value: Any) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from handler.protocol import SIGNATURE_HEADER
 from handler.signature import sign
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from handler.registry import Registry
+    from tests.scratch_tools import ScratchTools
 
 # No test may reach AWS: fake credentials and a region, before any boto3 client exists.
 os.environ.update(
@@ -33,6 +35,20 @@ os.environ.update(
 )
 for name in ("AWS_PROFILE", "MEDIAN_KEY_SECRET_ID", "MEDIAN_DEV_KEY", "AWS_LAMBDA_FUNCTION_NAME", "AWS_SAM_LOCAL"):
     os.environ.pop(name, None)
+# Idempotency, metrics namespace and tracing as a fresh clone has them: off, default, off.
+for name in (
+    "IDEMPOTENCY_TABLE",
+    "IDEMPOTENCY_EXPIRY_SECONDS",
+    "POWERTOOLS_METRICS_NAMESPACE",
+    "POWERTOOLS_TRACE_DISABLED",
+):
+    os.environ.pop(name, None)
+
+# The fuzz suite's budget: bounded so `make test` stays fast. HYPOTHESIS_PROFILE=deep searches longer.
+_FUZZ_SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+settings.register_profile("ci", max_examples=200, **_FUZZ_SETTINGS)
+settings.register_profile("deep", max_examples=5_000, **_FUZZ_SETTINGS)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 EVENTS_DIR = Path(__file__).parent / "events"
 # The three event shapes the handler is reached by, each a JSON file captured in AWS's own layout.
@@ -120,18 +136,25 @@ def seed_manifest() -> dict[str, Any]:
 
 
 class LogCapture:
-    """The handler's log lines (Powertools writes one JSON object per line to stdout)."""
+    """The handler's log lines (Powertools writes one JSON object per line to stdout), its EMF
+    metrics (stdout too), and anything on stderr, such as a warning."""
 
     def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
         self._capsys = capsys
         self._seen = ""
 
     def text(self) -> str:
-        self._seen += self._capsys.readouterr().out
+        captured = self._capsys.readouterr()
+        self._seen += captured.out + captured.err
         return self._seen
 
+    def lines(self) -> list[str]:
+        return [line for line in self.text().splitlines() if line.strip()]
+
     def records(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.text().splitlines() if line.startswith("{")]
+        """The log records, without the EMF metric lines (those with an `_aws` member) beside them."""
+        documents = [json.loads(line) for line in self.text().splitlines() if line.startswith("{")]
+        return [document for document in documents if "_aws" not in document]
 
 
 class _CurrentStdout:
@@ -188,3 +211,13 @@ def sample_store() -> Iterator[None]:
     finally:
         ORDERS.clear()
         ORDERS.update(saved)
+
+
+@pytest.fixture
+def scratch(scratch_registry: Registry) -> Iterator[ScratchTools]:
+    """Test-only tools (counting, waiting, crashing, overrunning), in the scratch registry."""
+    from tests.scratch_tools import register_scratch_tools
+
+    tools = register_scratch_tools()
+    yield tools
+    tools.release.set()  # lets any tool the test abandoned run to its end

@@ -139,3 +139,21 @@ class ToolsPackage:
 @pytest.fixture
 def tools_package(tmp_path: Path) -> ToolsPackage:
     return ToolsPackage(tmp_path)
+
+
+@pytest.fixture
+def idempotency_table(moto_endpoint: str, clean_env: pytest.MonkeyPatch) -> str:
+    """A fresh table shaped as template.yaml makes it (key `id`, TTL `expiration`), named in IDEMPOTENCY_TABLE."""
+    dynamodb = boto3.client("dynamodb", endpoint_url=moto_endpoint)
+    name = f"idempotency-{uuid.uuid4().hex[:12]}"
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    dynamodb.update_time_to_live(
+        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"}
+    )
+    clean_env.setenv("IDEMPOTENCY_TABLE", name)
+    return name

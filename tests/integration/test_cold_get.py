@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler import app
-from handler.protocol import KEY_SECRET_ENV, PREBUILT_MANIFEST_FILE
+from handler.protocol import IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV, PREBUILT_MANIFEST_FILE
 from handler.testing import TEST_KEY, FakeLambdaContext, cold_start, dev_key, lay_out_artifact, signed_event
 
 if TYPE_CHECKING:
@@ -32,11 +32,17 @@ def artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def lambda_env(secrets: SecretsManagerClient) -> dict[str, str]:
-    """A deployed function's environment: the key in Secrets Manager (moto's server), no dev key."""
+    """A deployed function's environment: the key in Secrets Manager (moto's server), no dev key,
+    and an idempotency table named (template.yaml always names one; GET never touches it)."""
     secret_name = f"median/cold-get-{uuid.uuid4().hex}"  # moto's server lives for the whole session
     secrets.create_secret(Name=secret_name, SecretString=TEST_KEY)
     env = {name: value for name, value in os.environ.items() if not name.startswith("MEDIAN_")}
-    return {**env, KEY_SECRET_ENV: secret_name, "AWS_LAMBDA_FUNCTION_NAME": "median-tools"}
+    return {
+        **env,
+        KEY_SECRET_ENV: secret_name,
+        IDEMPOTENCY_TABLE_ENV: "median-idempotency",
+        "AWS_LAMBDA_FUNCTION_NAME": "median-tools",
+    }
 
 
 def test_the_prebuilt_manifest_is_byte_for_byte_the_one_get_builds_from_the_tools(artifact: Path) -> None:

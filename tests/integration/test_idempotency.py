@@ -1,0 +1,202 @@
+"""A call runs its tool at most once per callId, against DynamoDB served by moto over HTTP."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import TYPE_CHECKING
+
+import boto3
+import pytest
+
+from handler import tool
+from handler.protocol import IDEMPOTENCY_KEY_PREFIX, TOOL_TIME_MARGIN_SECONDS
+from handler.testing import FakeLambdaContext, call_body, signed_event
+from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
+
+if TYPE_CHECKING:
+    from handler.testing import MedianTestClient, TestAnswer
+    from tests.conftest import LogCapture
+    from tests.scratch_tools import ScratchTools
+
+pytestmark = pytest.mark.usefixtures("idempotency_table")
+
+
+def test_two_identical_calls_run_the_tool_once_and_both_get_the_first_answer(
+    client: MedianTestClient, scratch: ScratchTools
+) -> None:
+    # GIVEN a tool that counts its runs, and the idempotency table configured
+    # WHEN Median sends the same call twice, as a network retry does
+    first = client.call("countRuns", {"note": "refund 20"}, callId="call_retry")
+    retry = client.call("countRuns", {"note": "refund 20"}, callId="call_retry")
+    # THEN the tool ran once, and the retry got the first answer
+    assert scratch.runs["countRuns"] == 1
+    assert first.status == retry.status == 200
+    assert retry.body == first.body == {"version": 1, "ok": True, "output": {"run": 1, "note": "refund 20"}}
+
+
+def test_two_call_ids_run_the_tool_twice(client: MedianTestClient, scratch: ScratchTools) -> None:
+    # GIVEN the counting tool
+    # WHEN two distinct calls, with their own callIds, carry the same input
+    first = client.call("countRuns", {"note": "refund 20"}, callId="call_a")
+    second = client.call("countRuns", {"note": "refund 20"}, callId="call_b")
+    # THEN each ran the tool
+    assert scratch.runs["countRuns"] == 2
+    assert [first.body["output"]["run"], second.body["output"]["run"]] == [1, 2]
+
+
+def test_a_tool_error_is_recorded_and_replayed(client: MedianTestClient, scratch: ScratchTools) -> None:
+    # GIVEN a tool that declines, saying on which run it did
+    # WHEN the call is retried
+    first = client.call("declineWithRunCount", {}, callId="call_declined")
+    retry = client.call("declineWithRunCount", {}, callId="call_declined")
+    # THEN the retry gets the first tool_error, and the tool did not run again
+    assert scratch.runs["declineWithRunCount"] == 1
+    assert retry.status == 200
+    assert retry.body == first.body
+    assert retry.body["error"] == {"code": "tool_error", "message": "Declined on run 1."}
+
+
+def test_a_retry_while_the_first_run_is_going_gets_409_in_progress(
+    client: MedianTestClient, scratch: ScratchTools
+) -> None:
+    # GIVEN a first call whose tool is still running, on another thread
+    answers: list[TestAnswer] = []
+    first = threading.Thread(
+        target=lambda: answers.append(client.call("waitForRelease", {}, callId="call_slow")), daemon=True
+    )
+    first.start()
+    assert scratch.started.wait(10), "the first call never reached its tool"
+    # WHEN its retry arrives
+    retry = client.call("waitForRelease", {}, callId="call_slow")
+    # THEN the retry is told the call is in progress, and did not start the tool again
+    assert retry.status == 409
+    assert retry.body["ok"] is False
+    assert retry.body["error"]["code"] == "in_progress"
+    assert scratch.runs["waitForRelease"] == 1
+    # AND once the first run ends, its answer is the one a later retry gets
+    scratch.release.set()
+    first.join(10)
+    assert answers[0].status == 200
+    later = client.call("waitForRelease", {}, callId="call_slow")
+    assert later.body == answers[0].body
+    assert scratch.runs["waitForRelease"] == 1
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [("countRuns", {"note": "refund 500"}), ("declineWithRunCount", {"note": "refund 20"})],
+    ids=["other input", "other tool"],
+)
+def test_a_call_id_reused_for_another_call_gets_409(
+    client: MedianTestClient, scratch: ScratchTools, tool: str, tool_input: dict[str, str]
+) -> None:
+    # GIVEN a call that ran
+    client.call("countRuns", {"note": "refund 20"}, callId="call_once")
+    # WHEN the same callId comes with another input or another tool
+    reused = client.call(tool, tool_input, callId="call_once")
+    # THEN it is refused, and no tool ran for it
+    assert reused.status == 409
+    assert reused.body["error"]["code"] == "call_id_reused"
+    assert sum(scratch.runs.values()) == 1
+
+
+def test_a_crash_is_not_recorded_so_a_retry_runs_again(client: MedianTestClient, scratch: ScratchTools) -> None:
+    # GIVEN a tool that crashes
+    # WHEN the call is retried
+    first = client.call("crashQuotingInput", {"note": "x"}, callId="call_crash")
+    retry = client.call("crashQuotingInput", {"note": "x"}, callId="call_crash")
+    # THEN both runs happened, and each answered 500
+    assert (first.status, retry.status) == (500, 500)
+    assert retry.body["error"]["code"] == "internal_error"
+    assert scratch.runs["crashQuotingInput"] == 2
+
+
+def test_a_timeout_is_not_recorded_so_a_retry_runs_again(client: MedianTestClient, scratch: ScratchTools) -> None:
+    # GIVEN a Lambda with a second left for the tool, and a tool that overruns it
+    def short_lived() -> FakeLambdaContext:
+        return FakeLambdaContext(timeout_seconds=TOOL_TIME_MARGIN_SECONDS + 1.0)
+
+    event = signed_event("POST", call_body("waitForRelease", {}, callId="call_timeout"))
+    # WHEN the call times out and is retried
+    first = client.send(event, short_lived())
+    retry = client.send(event, short_lived())
+    # THEN each answered 504, and the retry ran the tool again rather than hearing "in progress"
+    assert (first.status, retry.status) == (504, 504)
+    assert retry.body["error"]["code"] == "timeout"
+    assert scratch.runs["waitForRelease"] == 2
+
+
+def test_a_tool_that_opts_out_runs_on_every_call(client: MedianTestClient, scratch: ScratchTools) -> None:
+    # GIVEN a tool declared with idempotent=False
+    # WHEN the same callId comes twice
+    first = client.call("countRunsFresh", {}, callId="call_fresh")
+    second = client.call("countRunsFresh", {}, callId="call_fresh")
+    # THEN it ran both times
+    assert scratch.runs["countRunsFresh"] == 2
+    assert [first.body["output"]["run"], second.body["output"]["run"]] == [1, 2]
+
+
+@pytest.mark.parametrize("members", [{}, {"callId": ""}], ids=["no callId", "empty callId"])
+def test_a_call_without_a_call_id_runs_every_time(
+    client: MedianTestClient, scratch: ScratchTools, members: dict[str, str]
+) -> None:
+    # GIVEN calls that carry no callId
+    # WHEN the same call comes twice
+    client.call("countRuns", {"note": "hello"}, **members)
+    client.call("countRuns", {"note": "hello"}, **members)
+    # THEN it ran both times
+    assert scratch.runs["countRuns"] == 2
+
+
+def test_the_record_expires_after_the_configured_time(
+    client: MedianTestClient, scratch: ScratchTools, idempotency_table: str, clean_env: pytest.MonkeyPatch
+) -> None:
+    # GIVEN an expiry of two minutes instead of the default hour
+    clean_env.setenv("IDEMPOTENCY_EXPIRY_SECONDS", "120")
+    # WHEN a call runs
+    before = time.time()
+    client.call("countRuns", {"note": "hi"}, callId="call_expiring")
+    # THEN its record in the table carries an expiration two minutes out, which the table's TTL acts on
+    items = boto3.client("dynamodb").scan(TableName=idempotency_table)["Items"]
+    assert len(items) == 1
+    assert items[0]["id"]["S"].startswith(f"{IDEMPOTENCY_KEY_PREFIX}#")
+    assert items[0]["status"]["S"] == "COMPLETED"
+    assert int(before) + 120 <= int(items[0]["expiration"]["N"]) <= time.time() + 121
+
+
+def test_an_unreachable_table_refuses_the_call_rather_than_risk_a_second_run(
+    client: MedianTestClient,
+    scratch: ScratchTools,
+    clean_env: pytest.MonkeyPatch,
+    logs: LogCapture,
+) -> None:
+    # GIVEN IDEMPOTENCY_TABLE naming a table that does not exist
+    clean_env.setenv("IDEMPOTENCY_TABLE", "no-such-table")
+    # WHEN a call with a callId arrives
+    answer = client.call("countRuns", {"note": "refund 20"}, callId="call_no_table")
+    # THEN it is refused with a reference, the tool did not run, and the log names AWS's error
+    assert answer.status == 500
+    assert answer.body["error"]["code"] == "internal_error"
+    assert "did not run it" in answer.body["error"]["message"]
+    assert scratch.runs["countRuns"] == 0
+    failures = [json.loads(line) for line in logs.lines() if "idempotency table failed" in line]
+    assert [failure["aws_error_code"] for failure in failures] == ["ResourceNotFoundException"]
+
+
+def test_a_table_lost_after_the_tool_ran_still_answers_what_the_tool_did(
+    client: MedianTestClient, scratch: ScratchTools, idempotency_table: str
+) -> None:
+    # GIVEN a tool during whose run the idempotency table disappears
+    @tool(risk="low", name="dropTheTable")
+    def drop_the_table(args: NoteInput) -> dict[str, object]:
+        """Delete the idempotency table, then succeed."""
+        boto3.client("dynamodb").delete_table(TableName=idempotency_table)
+        return {"done": True}
+
+    # WHEN it is called with a callId
+    answer = client.call("dropTheTable", {}, callId="call_lost_record")
+    # THEN the caller still learns the tool's result: its work is done, though unrecorded
+    assert answer.status == 200
+    assert answer.body["output"] == {"done": True}

@@ -1,0 +1,188 @@
+"""Metrics (CloudWatch EMF on stdout), tracing (X-Ray, off unless switched on) and the idempotency notice at start."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from handler.protocol import SIGNATURE_HEADER, TOOL_TIME_MARGIN_SECONDS
+from handler.testing import FakeLambdaContext, call_body, http_event, signed_event
+
+if TYPE_CHECKING:
+    from handler.testing import MedianTestClient
+    from tests.conftest import LogCapture
+    from tests.scratch_tools import ScratchTools
+
+# A traced invocation's id, as Lambda hands it to the function when tracing is active.
+TRACE_HEADER = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+# What a cold container does in these subprocess tests: one GET and one call, as Median would.
+COLD_CONTAINER = """
+import sys
+from handler.testing import MedianTestClient
+client = MedianTestClient()
+client.manifest()
+client.call("orderStatus", {"orderNumber": "ORD-1042"}, callId="call_cold")
+print("XRAY-SDK-LOADED" if "aws_xray_sdk" in sys.modules else "XRAY-SDK-NOT-LOADED")
+"""
+
+
+def emf_lines(lines: list[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in lines if line.startswith('{"_aws"')]
+
+
+def dimensions_and_metrics(emf: dict[str, Any]) -> tuple[set[str], set[str]]:
+    (directive,) = emf["_aws"]["CloudWatchMetrics"]
+    (dimension_set,) = directive["Dimensions"]
+    return set(dimension_set), {metric["Name"] for metric in directive["Metrics"]}
+
+
+def cold_container(env: dict[str, str], code: str = COLD_CONTAINER) -> list[str]:
+    """The output lines of a fresh Python running `code`: the handler's import-time choices made anew."""
+    result = subprocess.run(  # noqa: S603 - our own interpreter, our own code
+        [sys.executable, "-c", code],
+        env={**os.environ, **env},
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return result.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("tool", "outcome_metric"),
+    [
+        ("countRunsFresh", None),
+        ("declineWithRunCount", "ToolErrors"),
+        ("crashQuotingInput", "ToolCrashes"),
+        ("waitForRelease", "ToolTimeouts"),
+    ],
+)
+def test_a_tool_call_emits_one_emf_line_with_the_tool_as_dimension(
+    client: MedianTestClient,
+    scratch: ScratchTools,
+    logs: LogCapture,
+    tool: str,
+    outcome_metric: str | None,
+) -> None:
+    # GIVEN a tool that succeeds, declines, crashes or overruns
+    context = FakeLambdaContext(timeout_seconds=TOOL_TIME_MARGIN_SECONDS + 0.3)
+    # WHEN it is called once
+    client.send(signed_event("POST", call_body(tool, {})), context)
+    # THEN one EMF line is flushed for the invocation, in the default namespace, per tool
+    (emf,) = emf_lines(logs.lines())
+    dimensions, metrics = dimensions_and_metrics(emf)
+    assert emf["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "MedianTools"
+    assert dimensions == {"service", "tool"}
+    assert emf["tool"] == tool
+    # AND it counts the call, times it, and counts the kind of failure, if any
+    assert metrics == {"ToolCalls", "ToolDuration"} | ({outcome_metric} if outcome_metric else set())
+    assert emf["ToolCalls"] == [1.0]
+    assert emf["ToolDuration"][0] >= 0
+
+
+@pytest.mark.parametrize(
+    ("headers", "cause"),
+    [
+        ({}, "missing"),
+        ({SIGNATURE_HEADER: "t=1764500000"}, "malformed"),
+        ({SIGNATURE_HEADER: f"t=1,v1={'0' * 64}"}, "stale"),
+        ("forged", "mismatch"),
+    ],
+)
+def test_a_refused_signature_is_counted_by_its_cause(
+    client: MedianTestClient, logs: LogCapture, headers: dict[str, str] | str, cause: str
+) -> None:
+    # GIVEN a request without a valid signature
+    body = call_body("orderStatus", {"orderNumber": "ORD-1042"})
+    event = signed_event("POST", body, key="mk_forged") if headers == "forged" else http_event("POST", body)
+    if isinstance(headers, dict):
+        event["headers"].update(headers)
+    # WHEN it is refused
+    assert client.send(event).status == 401
+    # THEN the invocation's EMF line counts one rejected signature, with its cause as dimension
+    (emf,) = emf_lines(logs.lines())
+    assert dimensions_and_metrics(emf) == ({"service", "cause"}, {"RejectedSignatures"})
+    assert (emf["cause"], emf["RejectedSignatures"]) == (cause, [1.0])
+
+
+def test_a_served_get_emits_no_metrics(client: MedianTestClient, logs: LogCapture) -> None:
+    # GIVEN a correctly signed GET
+    # WHEN the manifest is served
+    assert client.manifest().status == 200
+    # THEN nothing is flushed: the hot read path pays for no metrics
+    assert emf_lines(logs.lines()) == []
+
+
+def test_metrics_go_to_the_namespace_the_template_sets() -> None:
+    # GIVEN a container whose environment names a metrics namespace, as the template's parameter does
+    # WHEN a call is served
+    lines = cold_container({"POWERTOOLS_METRICS_NAMESPACE": "AcmeSupportTools"})
+    # THEN its metrics are in that namespace
+    (emf,) = emf_lines(lines)
+    assert emf["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "AcmeSupportTools"
+
+
+def test_tracing_is_off_by_default_and_costs_no_import() -> None:
+    # GIVEN a container in Lambda with tracing not switched on
+    # WHEN it serves a GET and a call
+    lines = cold_container({"LAMBDA_TASK_ROOT": "/var/task", "_X_AMZN_TRACE_ID": TRACE_HEADER})
+    # THEN the X-Ray SDK was never even imported
+    assert "XRAY-SDK-NOT-LOADED" in lines
+
+
+def test_tracing_switched_on_sends_segments_with_the_tool_and_without_customer_data() -> None:
+    # GIVEN a container in Lambda with tracing switched on, and an X-Ray daemon listening
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as daemon:
+        daemon.bind(("127.0.0.1", 0))
+        daemon.settimeout(5)
+        # WHEN it serves a GET and a call
+        cold_container(
+            {
+                "POWERTOOLS_TRACE_DISABLED": "false",
+                "LAMBDA_TASK_ROOT": "/var/task",
+                "_X_AMZN_TRACE_ID": TRACE_HEADER,
+                "AWS_XRAY_DAEMON_ADDRESS": f"127.0.0.1:{daemon.getsockname()[1]}",
+            }
+        )
+        segments = []
+        try:
+            while True:
+                _, document = daemon.recv(65_535).decode().split("\n", 1)
+                segments.append(json.loads(document))
+        except TimeoutError:
+            pass
+    # THEN the daemon received the handler's segments and the tool's, annotated with its name
+    names = {segment["name"] for segment in segments}
+    assert "## lambda_handler" in names
+    tool_segments = [segment for segment in segments if segment["name"] == "## tool orderStatus"]
+    assert [segment["annotations"]["tool"] for segment in tool_segments] == ["orderStatus"]
+    # AND no segment carries the call's input or output
+    assert all("ORD-1042" not in json.dumps(segment) for segment in segments)
+
+
+def test_idempotency_off_is_said_once_at_start() -> None:
+    # GIVEN a container without IDEMPOTENCY_TABLE
+    # WHEN it starts and serves a GET and a call
+    lines = cold_container({})
+    # THEN the log says once, not per request, that idempotency is off
+    notices = [line for line in lines if "Idempotency is off" in line]
+    assert len(notices) == 1
+    assert json.loads(notices[0])["level"] == "INFO"
+
+
+def test_idempotency_on_says_nothing_at_start() -> None:
+    # GIVEN a container with IDEMPOTENCY_TABLE set
+    # WHEN it starts and serves a GET (which needs no table)
+    get_only = "from handler.testing import MedianTestClient; MedianTestClient().manifest()"
+    lines = cold_container({"IDEMPOTENCY_TABLE": "median-idempotency"}, get_only)
+    # THEN no notice that it is off
+    assert not [line for line in lines if "Idempotency is off" in line]

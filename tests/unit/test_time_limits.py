@@ -1,0 +1,82 @@
+"""A tool that overruns the Lambda's remaining time gets a clear 504 `timeout`, not an abrupt Lambda timeout."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from typing import TYPE_CHECKING
+
+from handler.protocol import TOOL_TIME_MARGIN_SECONDS
+from handler.testing import FakeLambdaContext, call_body, signed_event
+
+if TYPE_CHECKING:
+    from handler.testing import MedianTestClient, TestAnswer
+    from tests.conftest import LogCapture
+    from tests.scratch_tools import ScratchTools
+
+# Time the tool gets: a Lambda this close to its timeout leaves it a fraction of a second.
+SHORT_LAMBDA_SECONDS = TOOL_TIME_MARGIN_SECONDS + 0.3
+
+
+def call_in_short_lambda(client: MedianTestClient, tool: str, call_id: str) -> TestAnswer:
+    event = signed_event("POST", call_body(tool, {}, callId=call_id))
+    return client.send(event, FakeLambdaContext(timeout_seconds=SHORT_LAMBDA_SECONDS))
+
+
+def test_a_tool_past_the_remaining_time_is_answered_504_and_logged_with_its_call_id(
+    client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a tool that runs until released, in a Lambda with little time left
+    # WHEN it is called
+    answer = call_in_short_lambda(client, "waitForRelease", "call_overrun")
+    # THEN the answer is a 504 timeout Median can act on
+    assert answer.status == 504
+    assert answer.body["ok"] is False
+    assert answer.body["error"]["code"] == "timeout"
+    assert "unknown whether it did its work" in answer.body["error"]["message"]
+    # AND the log says which call timed out
+    records = [json.loads(line) for line in logs.lines() if '"level"' in line]
+    timed_out = [record for record in records if "timed out" in record["message"]]
+    assert [record["call_id"] for record in timed_out] == ["call_overrun"]
+
+
+def test_a_tool_cannot_swallow_its_timeout(client: MedianTestClient, scratch: ScratchTools) -> None:
+    # GIVEN a tool that catches every Exception while it waits
+    # WHEN it overruns
+    answer = call_in_short_lambda(client, "swallowEveryException", "call_swallow")
+    # THEN the endpoint still answers timeout, not the tool's made-up success
+    assert answer.status == 504
+    assert answer.body["error"]["code"] == "timeout"
+
+
+def test_a_tool_called_off_the_main_thread_times_out_too(client: MedianTestClient, scratch: ScratchTools) -> None:
+    # GIVEN a request handled on a thread other than the main one, as a threaded server would
+    answers: list[TestAnswer] = []
+    worker = threading.Thread(
+        target=lambda: answers.append(call_in_short_lambda(client, "waitForRelease", "call_thread")), daemon=True
+    )
+    # WHEN its tool overruns
+    worker.start()
+    worker.join(10)
+    # THEN it is answered 504 all the same
+    assert answers and answers[0].status == 504
+    assert answers[0].body["error"]["code"] == "timeout"
+
+
+def test_a_tool_sees_the_time_it_has_left_less_the_margin(client: MedianTestClient, scratch: ScratchTools) -> None:
+    # GIVEN a Lambda with 30 seconds left
+    # WHEN a tool asks how long it has
+    answer = client.send(signed_event("POST", call_body("remainingTime")), FakeLambdaContext(timeout_seconds=30))
+    # THEN it is told the time before the endpoint would answer timeout, not the Lambda's own deadline
+    remaining = answer.body["output"]["remaining"]
+    assert 0 < remaining <= 30 - TOOL_TIME_MARGIN_SECONDS
+
+
+def test_a_tool_that_finishes_in_time_leaves_no_alarm_behind(client: MedianTestClient, scratch: ScratchTools) -> None:
+    # GIVEN a tool that finishes at once, in a Lambda with little time left
+    # WHEN it is called
+    answer = call_in_short_lambda(client, "countRunsFresh", "call_quick")
+    # THEN it answers normally, and no timer is left to interrupt whatever runs next
+    assert answer.status == 200
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
