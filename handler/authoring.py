@@ -73,8 +73,9 @@ def _closed(model: type[BaseModel]) -> type[BaseModel]:
     """The model, held to the input rules every tool's schema promises."""
     if all(model.model_config.get(name) == value for name, value in _INPUT_RULES.items()):
         return model
-    # A subclass keeps isinstance(args, TheAuthorsModel) true inside the tool.
-    config = ConfigDict(**{**model.model_config, **_INPUT_RULES})
+    # A subclass keeps isinstance(args, TheAuthorsModel) true inside the tool. Its validator is
+    # built at the tool's first call, not here: a cold POST then builds the called tool's alone.
+    config = ConfigDict(**{**model.model_config, **_INPUT_RULES, "defer_build": True})
     return type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
 
 

@@ -172,10 +172,10 @@ def _run(what: str, function: Callable[..., Any], kwargs: dict[str, Any], ctx: T
         output = output.model_dump(mode="json", by_alias=True)
     body = ok_body(output)
     try:
-        to_json(body)
+        serialized = to_json(body)
     except (TypeError, ValueError) as error:
         return _crashed(f"{what} (its return value is not JSON)", error, ctx)
-    return Answer(200, body)
+    return Answer(200, body, serialized)
 
 
 def _outcome_metric(answer: Answer) -> str | None:

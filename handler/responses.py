@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from handler.protocol import ALLOW_HEADER, JSON_CONTENT_TYPE, PROTOCOL_VERSION, ErrorCode
@@ -17,6 +17,12 @@ class Answer:
 
     status: int
     body: dict[str, Any]
+    # The body as JSON, when dispatch has serialised it already to check that a tool's output
+    # is JSON: the answer sends that text rather than serialising the body a second time.
+    serialized: str | None = field(default=None, compare=False, repr=False)
+
+    def json(self) -> str:
+        return self.serialized if self.serialized is not None else to_json(self.body)
 
 
 def to_json(value: Any) -> str:

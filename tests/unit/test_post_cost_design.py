@@ -1,0 +1,68 @@
+"""What keeps a POST near the floor (bench/README.md), held as facts rather than timings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from handler import tool
+
+if TYPE_CHECKING:
+    from collections.abc import ItemsView
+
+    from handler.registry import Registry
+    from handler.testing import MedianTestClient
+
+
+class NoteInput(BaseModel):
+    """An author's model that leaves extra fields open, so the handler closes it in a subclass."""
+
+    note: str = ""
+
+
+class CountedOutput(dict[str, Any]):
+    """A tool's output that counts how often it is serialised (json reads a dict subclass by .items())."""
+
+    serialised = 0
+
+    def items(self) -> ItemsView[str, Any]:
+        CountedOutput.serialised += 1
+        return super().items()
+
+
+def test_a_tools_input_validator_is_built_at_its_first_call_not_when_it_is_registered(
+    scratch_registry: Registry, client: MedianTestClient
+) -> None:
+    # GIVEN a tool whose input model the handler closes to extra fields
+    @tool(risk="low", name="noteTaker")
+    def take_note(args: NoteInput) -> dict[str, str]:
+        """Take a note."""
+        return {"note": args.note}
+
+    closed = scratch_registry.find("noteTaker")
+    assert closed is not None and closed.input_model is not NoteInput
+    # WHEN it is registered, and nothing has called it yet
+    # THEN its validator is not built: a cold POST builds the called tool's validator only
+    assert closed.input_model.__pydantic_complete__ is False
+    # AND its first call builds it, and validates as the closed model must
+    assert client.call("noteTaker", {"note": "hi"}).body["output"] == {"note": "hi"}
+    assert closed.input_model.__pydantic_complete__ is True
+    assert client.call("noteTaker", {"note": "hi", "extra": 1}).status == 422
+
+
+def test_a_tools_output_is_serialised_once_and_sent_as_it_was_checked(
+    scratch_registry: Registry, client: MedianTestClient
+) -> None:
+    # GIVEN a tool whose output counts its serialisations
+    @tool(risk="low", name="countedOutput")
+    def counted(args: NoteInput) -> dict[str, Any]:
+        """Answer with a counted output."""
+        return CountedOutput(note=args.note)
+
+    CountedOutput.serialised = 0
+    # WHEN it is called
+    answer = client.call("countedOutput", {"note": "once"})
+    # THEN the check that the output is JSON produced the very text that was sent
+    assert answer.body == {"version": 1, "ok": True, "output": {"note": "once"}}
+    assert CountedOutput.serialised == 1
