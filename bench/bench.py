@@ -37,7 +37,8 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import ExitStack
+import uuid
+from contextlib import ExitStack, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,11 +62,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 SECRET_NAME = "median-bench-key"  # noqa: S105 - a name
+IDEMPOTENCY_TABLE = "median-bench-idempotency"
 BENCH_KEY = "mk_bench_0123456789abcdef"  # made up for this run, served on loopback only
 TARGETS = {"cold GET": 1.15, "warm GET": 2.0, "warm POST": 5.0, "cold POST": 1.5}
 SAM_BUILD_TIMEOUT_SECONDS = 240
 WARM_GET_CALLS = 2000
 WARM_POST_CALLS = 500
+WARM_IDEMPOTENT_CALLS = 40  # each makes two DynamoDB writes to moto's server
 # What API Gateway's HTTP API adds to each of Median's requests, so the loops pay for real events.
 GATEWAY_HEADERS = {
     "accept": "application/json",
@@ -106,6 +109,21 @@ query = urllib.parse.quote(os.environ["MEDIAN_KEY_SECRET_ID"])
 request = urllib.request.Request(f"http://127.0.0.1:{port}/secretsmanager/get?secretId={query}",
                                  headers={"X-Aws-Parameters-Secrets-Token": os.environ["AWS_SESSION_TOKEN"]})
 secret = json.loads(urllib.request.urlopen(request, timeout=2).read())""",
+)
+
+
+# The cold-GET floor plus what the standard asks a POST to use: pydantic (one model, validated
+# once: its first validation loads pydantic's schema machinery) and Powertools (whose package
+# import brings Logger, Metrics and Tracer). What a cold POST costs beyond this is the handler's.
+FLOOR_WITH_LIBRARIES_COLD = FLOOR_COLD.replace(
+    "import boto3\n",
+    """import boto3
+import aws_lambda_powertools
+from pydantic import BaseModel
+class Probe(BaseModel):
+    orderNumber: str
+Probe.model_validate_json('{"orderNumber": "ORD-1042"}', strict=True)
+""",
 )
 
 
@@ -161,8 +179,8 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_secrets_manager(stack: ExitStack) -> str:
-    """moto's server on loopback, holding the bench key; returns its endpoint URL."""
+def start_moto(stack: ExitStack) -> str:
+    """moto's server on loopback, holding the bench key and an idempotency table; returns its endpoint URL."""
     import boto3
     from moto.server import ThreadedMotoServer
 
@@ -172,13 +190,19 @@ def start_secrets_manager(stack: ExitStack) -> str:
     server.start()
     stack.callback(server.stop)
     endpoint = f"http://127.0.0.1:{port}"
-    boto3.client(
-        "secretsmanager",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
+    session = boto3.Session(
         aws_access_key_id="bench",
         aws_secret_access_key="bench",  # noqa: S106 - moto's, on loopback
-    ).create_secret(Name=SECRET_NAME, SecretString=BENCH_KEY)
+        region_name="us-east-1",
+    )
+    session.client("secretsmanager", endpoint_url=endpoint).create_secret(Name=SECRET_NAME, SecretString=BENCH_KEY)
+    # Shaped as template.yaml makes it: Powertools Idempotency's records, keyed on `id`.
+    session.client("dynamodb", endpoint_url=endpoint).create_table(
+        TableName=IDEMPOTENCY_TABLE,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
     return endpoint
 
 
@@ -209,8 +233,9 @@ def start_extension_stub(stack: ExitStack) -> int:
     return int(server.server_address[1])
 
 
-def lambda_environment(endpoint: str) -> dict[str, str]:
-    """A deployed function's environment: a named secret, fake credentials, no dev key."""
+def lambda_environment(endpoint: str, *, idempotency: bool) -> dict[str, str]:
+    """A deployed function's environment: a named secret, fake credentials, no dev key; with
+    `idempotency`, the table named, as template.yaml always names it."""
     env = {
         name: value
         for name, value in os.environ.items()
@@ -228,6 +253,8 @@ def lambda_environment(endpoint: str) -> dict[str, str]:
             "MEDIAN_KEY_SECRET_ID": SECRET_NAME,
         }
     )
+    if idempotency:
+        env["IDEMPOTENCY_TABLE"] = IDEMPOTENCY_TABLE
     return env
 
 
@@ -236,7 +263,8 @@ def get_event() -> dict[str, Any]:
 
 
 def post_event() -> dict[str, Any]:
-    body = call_body("orderStatus", {"orderNumber": "ORD-1042"}, callId="call_bench_1")
+    """An orderStatus call with a callId of its own, as Median sends each call."""
+    body = call_body("orderStatus", {"orderNumber": "ORD-1042"}, callId=f"call_{uuid.uuid4().hex}")
     return signed_event("POST", body, key=BENCH_KEY, headers=GATEWAY_HEADERS)
 
 
@@ -339,39 +367,90 @@ def make_floor_post(key: bytes) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return floor_post
 
 
-def time_loop(function: Callable[[dict[str, Any]], Any], event: dict[str, Any], calls: int) -> float:
-    """µs per call over `calls` calls, the garbage collector held off as timeit holds it."""
+def with_powertools_metrics(floor_post: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+    """The floor, plus what the endpoint records per call through Powertools Metrics: one EMF line."""
+    from aws_lambda_powertools import Metrics
+
+    metrics = Metrics(namespace="MedianTools", service="median-tools")
+
+    def floor_and_metrics(event: dict[str, Any]) -> Any:
+        started = time.perf_counter()
+        answer = floor_post(event)
+        metrics.add_dimension(name="tool", value="orderStatus")
+        metrics.add_metric(name="ToolCalls", unit="Count", value=1.0)
+        metrics.add_metric(name="ToolDuration", unit="Milliseconds", value=(time.perf_counter() - started) * 1000)
+        metrics.flush_metrics()
+        return answer
+
+    return floor_and_metrics
+
+
+def with_hand_written_emf(floor_post: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+    """The floor, plus the same EMF line as Powertools writes, built by hand: what Powertools' checks cost."""
+
+    def floor_and_emf(event: dict[str, Any]) -> Any:
+        started = time.perf_counter()
+        answer = floor_post(event)
+        line = {
+            "_aws": {
+                "Timestamp": int(time.time() * 1000),
+                "CloudWatchMetrics": [
+                    {
+                        "Namespace": "MedianTools",
+                        "Dimensions": [["tool", "service"]],
+                        "Metrics": [
+                            {"Name": "ToolCalls", "Unit": "Count"},
+                            {"Name": "ToolDuration", "Unit": "Milliseconds"},
+                        ],
+                    }
+                ],
+            },
+            "tool": "orderStatus",
+            "service": "median-tools",
+            "ToolCalls": [1.0],
+            "ToolDuration": [(time.perf_counter() - started) * 1000],
+        }
+        print(json.dumps(line, separators=(",", ":")))
+        return answer
+
+    return floor_and_emf
+
+
+def time_loop(function: Callable[[dict[str, Any]], Any], events: list[dict[str, Any]]) -> float:
+    """µs per call over one call per event, the garbage collector held off as timeit holds it."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         started = time.perf_counter_ns()
-        for _ in range(calls):
+        for event in events:
             function(event)
         elapsed = time.perf_counter_ns() - started
     finally:
         if collecting:
             gc.enable()
-    return elapsed / calls / 1000
+    return elapsed / len(events) / 1000
 
 
 def run_warm(
     name: str,
     floor: Callable[[dict[str, Any]], Any],
     endpoint: Callable[[dict[str, Any]], Any],
-    event: dict[str, Any],
+    make_events: Callable[[], list[dict[str, Any]]],
     rounds: int,
-    calls: int,
+    note: str = "",
 ) -> Case:
-    """Interleaved rounds, the order swapped every round, after a warm-up of each."""
+    """Interleaved rounds, the order swapped every round, after a warm-up of each; both run the same events."""
+    warm_up = make_events()
     for function in (floor, endpoint):
-        time_loop(function, event, calls // 10 or 1)
+        time_loop(function, warm_up[: len(warm_up) // 10 or 1])
     floors: list[float] = []
     endpoints: list[float] = []
     for round_number in range(rounds):
+        events = make_events()
         pair = [(floor, floors), (endpoint, endpoints)]
         for function, samples in pair if round_number % 2 == 0 else pair[::-1]:
-            samples.append(time_loop(function, event, calls))
-    return paired_case(name, "µs", floors, endpoints)
+            samples.append(time_loop(function, events))
+    return paired_case(name, "µs", floors, endpoints, note)
 
 
 def client_creation_ms(repeats: int = 5) -> float:
@@ -459,17 +538,26 @@ def measure(cold_runs: int, warm_rounds: int, with_package: bool, runtime_python
     started = time.monotonic()
     with ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="median-bench-")))
-        env = lambda_environment(start_secrets_manager(stack))
+        endpoint_url = start_moto(stack)
+        # As deployed (template.yaml always names the table; a GET never touches it) …
+        deployed_env = lambda_environment(endpoint_url, idempotency=True)
+        # … and as `make serve` runs: no table, so a call runs its tool with no DynamoDB write,
+        # which is what the floor does. The POST targets are measured so; idempotency has rows of its own.
+        env = lambda_environment(endpoint_url, idempotency=False)
         artifact = lay_out_artifact(work / "artifact", prebuilt_manifest=True)
         source = lay_out_artifact(work / "source", prebuilt_manifest=False)
         manifest_path = artifact / "handler" / PREBUILT_MANIFEST_FILE
         manifest = manifest_path.read_text(encoding="utf-8").strip()
 
         def endpoint(
-            name: str, event: Callable[[], dict[str, Any]], where: Path = artifact, preimport: tuple[str, ...] = ()
+            name: str,
+            event: Callable[[], dict[str, Any]],
+            where: Path = artifact,
+            preimport: tuple[str, ...] = (),
+            environment: dict[str, str] = deployed_env,
         ) -> ColdRunner:
             def start(event: dict[str, Any]) -> ColdStart:
-                return cold_start(event, where, env, python=runtime_python, preimport=preimport)
+                return cold_start(event, where, environment, python=runtime_python, preimport=preimport)
 
             return ColdRunner(name, start, event, manifest if event is get_event else None)
 
@@ -477,7 +565,14 @@ def measure(cold_runs: int, warm_rounds: int, with_package: bool, runtime_python
             "cold GET floor", floor_start(runtime_python, artifact, env, manifest_path), get_event, manifest
         )
         cold_get = endpoint("cold GET", get_event)
-        cold_post = endpoint("cold POST", post_event)
+        cold_post = endpoint("cold POST", post_event, environment=env)
+        cold_post_idempotent = endpoint("cold POST, idempotency on (moto's DynamoDB)", post_event)
+        floor_with_libraries = ColdRunner(
+            "cold GET floor + pydantic (one model) + Powertools, imported",
+            floor_start(runtime_python, artifact, env, manifest_path, FLOOR_WITH_LIBRARIES_COLD),
+            get_event,
+            manifest,
+        )
         extension_env = {**env, "PARAMETERS_SECRETS_EXTENSION_HTTP_PORT": str(start_extension_stub(stack))}
         ideas = [
             ColdRunner(
@@ -486,6 +581,7 @@ def measure(cold_runs: int, warm_rounds: int, with_package: bool, runtime_python
                 get_event,
                 manifest,
             ),
+            floor_with_libraries,
             endpoint("cold GET, the manifest built from the tools", get_event, where=source),
             endpoint(
                 "cold GET, Powertools imported (Parameters, Logger)",
@@ -498,13 +594,16 @@ def measure(cold_runs: int, warm_rounds: int, with_package: bool, runtime_python
                 preimport=("aws_lambda_powertools.event_handler",),
             ),
         ]
-        runners = [floor, cold_get, cold_post, *ideas]
+        runners = [floor, cold_get, cold_post, cold_post_idempotent, *ideas]
         print(f"cold: {cold_runs} rounds of {len(runners)} processes …", file=sys.stderr, flush=True)
         run_cold(runners, cold_runs)
 
         print(f"warm: {warm_rounds} rounds of each loop …", file=sys.stderr, flush=True)
         os.environ.update(env)
         os.environ.pop("MEDIAN_DEV_KEY", None)
+        # Metrics print a line per call, as on Lambda, where stdout goes to CloudWatch Logs.
+        sink = stack.enter_context(Path(os.devnull).open("w", encoding="utf-8"))
+        stack.enter_context(redirect_stdout(sink))
         from handler.app import lambda_handler
 
         context = FakeLambdaContext(timeout_seconds=3600)
@@ -514,24 +613,77 @@ def measure(cold_runs: int, warm_rounds: int, with_package: bool, runtime_python
 
         key = BENCH_KEY.encode("utf-8")
         floor_get, floor_post = make_floor_get(key, manifest), make_floor_post(key)
-        warm_get, warm_post = get_event(), post_event()
+        warm_get = get_event()
+        check_post = post_event()
         if endpoint_call(warm_get)["body"] != floor_get(warm_get)["body"]:
             raise SystemExit("warm GET: the endpoint and the floor answer different manifests")
-        answers = [json.loads(function(warm_post)["body"]) for function in (endpoint_call, floor_post)]
+        answers = [json.loads(function(check_post)["body"]) for function in (endpoint_call, floor_post)]
         if answers[0] != answers[1]:
             raise SystemExit(f"warm POST: the endpoint and the floor answer differently: {answers}")
 
+        def posts(count: int) -> Callable[[], list[dict[str, Any]]]:
+            return lambda: [post_event() for _ in range(count)]
+
+        warm_get_case = run_warm("warm GET", floor_get, endpoint_call, lambda: [warm_get] * WARM_GET_CALLS, warm_rounds)
+        warm_post_case = run_warm("warm POST", floor_post, endpoint_call, posts(WARM_POST_CALLS), warm_rounds)
+        warm_ideas = [
+            run_warm(
+                "warm POST floor + Powertools Metrics (an EMF line per call)",
+                floor_post,
+                with_powertools_metrics(floor_post),
+                posts(WARM_POST_CALLS),
+                warm_rounds,
+            ),
+            run_warm(
+                "warm POST floor + the same EMF line written by hand",
+                floor_post,
+                with_hand_written_emf(floor_post),
+                posts(WARM_POST_CALLS),
+                warm_rounds,
+            ),
+        ]
+        os.environ["IDEMPOTENCY_TABLE"] = IDEMPOTENCY_TABLE
+        warm_idempotent = run_warm(
+            "warm POST, idempotency on (moto's DynamoDB)",
+            floor_post,
+            endpoint_call,
+            posts(WARM_IDEMPOTENT_CALLS),
+            max(3, warm_rounds // 3),
+            "2 writes per call to a DynamoDB the floor does not have",
+        )
+        del os.environ["IDEMPOTENCY_TABLE"]
+
         cases = [
             paired_case("cold GET", "ms", floor.samples, cold_get.samples),
-            run_warm("warm GET", floor_get, endpoint_call, warm_get, warm_rounds, WARM_GET_CALLS),
-            run_warm("warm POST", floor_post, endpoint_call, warm_post, warm_rounds, WARM_POST_CALLS),
+            warm_get_case,
+            warm_post_case,
             paired_case("cold POST", "ms", floor.samples, cold_post.samples, "against the cold-GET floor"),
         ]
+        informational = [
+            warm_idempotent,
+            paired_case(
+                cold_post_idempotent.name,
+                "ms",
+                floor.samples,
+                cold_post_idempotent.samples,
+                "against the cold-GET floor",
+            ),
+        ]
         idea_cases = [paired_case(runner.name, "ms", floor.samples, runner.samples) for runner in ideas]
+        idea_cases.append(
+            paired_case(
+                "cold POST against that floor with the libraries",
+                "ms",
+                floor_with_libraries.samples,
+                cold_post.samples,
+                "the handler's own share",
+            )
+        )
+        idea_cases += warm_ideas
 
         print("client creation, import time, package size …", file=sys.stderr, flush=True)
         creation = client_creation_ms()
-        imports = import_time(runtime_python, {**env, "PYTHONPATH": str(artifact)})
+        imports = import_time(runtime_python, {**deployed_env, "PYTHONPATH": str(artifact)})
         package = package_size(work) if with_package else {"skipped": "--no-package"}
         floor_modules = set(floor.modules)
     return {
@@ -545,6 +697,7 @@ def measure(cold_runs: int, warm_rounds: int, with_package: bool, runtime_python
         "warm_rounds": warm_rounds,
         "seconds": round(time.monotonic() - started, 1),
         "cases": [case.as_json() for case in cases],
+        "informational": [case.as_json() for case in informational],
         "ideas": [case.as_json() for case in idea_cases],
         "client_creation_ms": round(creation, 2),
         "cold_get_imports_beyond_floor": sorted(set(cold_get.modules) - floor_modules),
@@ -576,13 +729,17 @@ def _verdict(case: dict[str, Any]) -> str:
     return f"≤ {case['target']:g}x {'met' if case['met'] else 'MISSED'}"
 
 
+_IDEAS_TITLE = "ideas, each against the same floor as the case it varies:"
+
+
 def table(results: dict[str, Any]) -> str:
     header = f"{'case':52} {'floor':>9} {'endpoint':>9} {'ratio':>7}  target"
     lines = [header, "-" * len(header)]
-    for section in ("cases", "ideas"):
-        if section == "ideas":
-            lines += ["", "ideas, each against the same floor:"]
-        for case in results[section]:
+    titles = {"informational": "with idempotency on (not in the floor, no target):", "ideas": _IDEAS_TITLE}
+    for section in ("cases", "informational", "ideas"):
+        if section in titles:
+            lines += ["", titles[section]]
+        for case in results.get(section, []):
             name = case["name"] + (f" ({case['note']})" if case["note"] else "")
             lines.append(
                 f"{name:52} {_amount(case['floor'], case['unit']):>9} {_amount(case['endpoint'], case['unit']):>9} "
@@ -620,12 +777,13 @@ def table(results: dict[str, Any]) -> str:
 
 def markdown(results: dict[str, Any]) -> str:
     rows = ["| case | floor | endpoint | ratio | target |", "| --- | ---: | ---: | ---: | --- |"]
-    for case in results["cases"] + results["ideas"]:
-        name = case["name"] + (f" ({case['note']})" if case["note"] else "")
-        rows.append(
-            f"| {name} | {_amount(case['floor'], case['unit'])} | {_amount(case['endpoint'], case['unit'])} "
-            f"| {case['ratio']:.2f}x | {_verdict(case) or '(an idea)'} |"
-        )
+    for section, label in (("cases", ""), ("informational", "(informational)"), ("ideas", "(an idea)")):
+        for case in results.get(section, []):
+            name = case["name"] + (f" ({case['note']})" if case["note"] else "")
+            rows.append(
+                f"| {name} | {_amount(case['floor'], case['unit'])} | {_amount(case['endpoint'], case['unit'])} "
+                f"| {case['ratio']:.2f}x | {_verdict(case) or label} |"
+            )
     return "\n".join(rows)
 
 

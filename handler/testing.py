@@ -224,7 +224,8 @@ for name in filter(None, os.environ.get("MEDIAN_COLD_PREIMPORT", "").split(","))
     __import__(name)
 from handler.app import lambda_handler
 response = lambda_handler(event, Context())
-sys.stdout.write(json.dumps({"response": response, "modules": sorted(sys.modules)}))
+# On a line of its own and last: the handler's log lines and metrics share stdout, as on Lambda.
+sys.stdout.write("\\n" + json.dumps({"response": response, "modules": sorted(sys.modules)}) + "\\n")
 """
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -234,6 +235,7 @@ class ColdStart:
     response: dict[str, Any]  # as lambda_handler returned it
     modules: frozenset[str]  # every module the process had imported by then
     seconds: float  # the whole process, Python's start included
+    printed: list[str] = field(default_factory=list)  # what it wrote to stdout: log lines, metrics
 
     @property
     def answer(self) -> TestAnswer:
@@ -280,5 +282,6 @@ def cold_start(
     seconds = time.perf_counter() - started
     if finished.returncode != 0:
         raise RuntimeError(f"the cold process failed:\n{finished.stderr.decode('utf-8', errors='replace')}")
-    report = json.loads(finished.stdout)
-    return ColdStart(report["response"], frozenset(report["modules"]), seconds)
+    *printed, last = finished.stdout.decode("utf-8").rstrip("\n").split("\n")
+    report = json.loads(last)
+    return ColdStart(report["response"], frozenset(report["modules"]), seconds, [line for line in printed if line])
