@@ -127,6 +127,31 @@ Probe.model_validate_json('{"orderNumber": "ORD-1042"}', strict=True)
 )
 
 
+# Run by the runtime venv's Python: the top-level files and packages of the `runtime` dependency
+# group and everything it requires, as `pip install --group runtime --target` puts them into the
+# artifact. boto3 is not among them (group aws-sdk: the Lambda runtime provides it, precompiled).
+SHIPPED_PACKAGES_SCRIPT = """
+import importlib.metadata as metadata, json, re, sys, tomllib
+with open(sys.argv[1], "rb") as file:
+    wanted = [r for r in tomllib.load(file)["dependency-groups"]["runtime"] if isinstance(r, str)]
+name = lambda requirement: re.split(r"[\\s\\[<>=!~;]", requirement, maxsplit=1)[0]
+todo, seen, paths = [name(r) for r in wanted], set(), set()
+while todo:
+    try:
+        distribution = metadata.distribution(todo.pop())
+    except metadata.PackageNotFoundError:
+        continue  # a requirement whose marker excludes this Python
+    if distribution.metadata["Name"].lower() in seen:
+        continue
+    seen.add(distribution.metadata["Name"].lower())
+    todo += [name(r) for r in distribution.requires or [] if "extra ==" not in r]
+    for file in distribution.files or []:
+        if file.parts[0] not in ("..", "__pycache__", "bin") and not file.parts[0].endswith(".dist-info"):
+            paths.add(str(distribution.locate_file(file.parts[0])))
+print(json.dumps(sorted(paths)))
+"""
+
+
 @dataclass
 class Case:
     name: str
@@ -239,7 +264,9 @@ def lambda_environment(endpoint: str, *, idempotency: bool) -> dict[str, str]:
     env = {
         name: value
         for name, value in os.environ.items()
-        if not name.startswith(("AWS_", "MEDIAN_", "POWERTOOLS_")) and name != "PYTHONPATH"
+        # PYTHON*: a PYTHONDONTWRITEBYTECODE of the caller's would keep the artifact's handler/ and
+        # tools/ from ever having .pyc files, which the rows "as built: no .pyc" measure on purpose.
+        if not name.startswith(("AWS_", "MEDIAN_", "POWERTOOLS_", "PYTHON", "IDEMPOTENCY_"))
     }
     env.update(
         {
@@ -290,6 +317,24 @@ class ColdRunner:
             raise SystemExit(f"{self.name}: answered {response['statusCode']}: {response['body'][:300]}")
         self.modules = started.modules
         return started.seconds * 1000
+
+
+def lay_out_shipped_artifact(directory: Path, runtime_python: str) -> Path:
+    """The artifact as `make build` ships it: handler/, tools/, the prebuilt manifest and the runtime
+    group's packages, and not one .pyc (pip --no-compile; the tar of handler/ and tools/ leaves them out)."""
+    lay_out_artifact(directory, prebuilt_manifest=True)
+    listed = subprocess.run(  # noqa: S603 - the runtime venv's Python running the script above
+        [runtime_python, "-c", SHIPPED_PACKAGES_SCRIPT, str(ROOT / "pyproject.toml")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for source in map(Path, json.loads(listed.stdout)):
+        if source.is_dir():
+            shutil.copytree(source, directory / source.name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, directory / source.name)
+    return directory
 
 
 def floor_start(
@@ -438,6 +483,7 @@ def run_warm(
     make_events: Callable[[], list[dict[str, Any]]],
     rounds: int,
     note: str = "",
+    unit: str = "µs",
 ) -> Case:
     """Interleaved rounds, the order swapped every round, after a warm-up of each; both run the same events."""
     warm_up = make_events()
@@ -449,8 +495,8 @@ def run_warm(
         events = make_events()
         pair = [(floor, floors), (endpoint, endpoints)]
         for function, samples in pair if round_number % 2 == 0 else pair[::-1]:
-            samples.append(time_loop(function, events))
-    return paired_case(name, "µs", floors, endpoints, note)
+            samples.append(time_loop(function, events) / (1000 if unit == "ms" else 1))
+    return paired_case(name, unit, floors, endpoints, note)
 
 
 def client_creation_ms(repeats: int = 5) -> float:
@@ -573,6 +619,9 @@ def measure(cold_runs: int, warm_rounds: int, with_package: bool, runtime_python
             get_event,
             manifest,
         )
+        # No .pyc is ever written there: /var/task is read-only, so Lambda compiles these at every cold start.
+        shipped = lay_out_shipped_artifact(work / "shipped", runtime_python)
+        no_bytecode = {"PYTHONDONTWRITEBYTECODE": "1"}
         extension_env = {**env, "PARAMETERS_SECRETS_EXTENSION_HTTP_PORT": str(start_extension_stub(stack))}
         ideas = [
             ColdRunner(
@@ -582,6 +631,18 @@ def measure(cold_runs: int, warm_rounds: int, with_package: bool, runtime_python
                 manifest,
             ),
             floor_with_libraries,
+            endpoint(
+                "cold GET, the artifact as built: no .pyc",
+                get_event,
+                where=shipped,
+                environment={**deployed_env, **no_bytecode},
+            ),
+            endpoint(
+                "cold POST, the artifact as built: no .pyc",
+                post_event,
+                where=shipped,
+                environment={**env, **no_bytecode},
+            ),
             endpoint("cold GET, the manifest built from the tools", get_event, where=source),
             endpoint(
                 "cold GET, Powertools imported (Parameters, Logger)",
@@ -649,7 +710,8 @@ def measure(cold_runs: int, warm_rounds: int, with_package: bool, runtime_python
             endpoint_call,
             posts(WARM_IDEMPOTENT_CALLS),
             max(3, warm_rounds // 3),
-            "2 writes per call to a DynamoDB the floor does not have",
+            "two writes per call, which the floor does not make",
+            unit="ms",
         )
         del os.environ["IDEMPOTENCY_TABLE"]
 
@@ -720,7 +782,9 @@ def _top_level(modules: set[str]) -> dict[str, int]:
 
 
 def _amount(value: float, unit: str) -> str:
-    return f"{value:.0f} ms" if unit == "ms" else f"{value:.1f} µs"
+    if unit == "µs":
+        return f"{value:.1f} µs"
+    return f"{value:.0f} ms" if value >= 10 else f"{value:.2f} ms"
 
 
 def _verdict(case: dict[str, Any]) -> str:
@@ -733,7 +797,7 @@ _IDEAS_TITLE = "ideas, each against the same floor as the case it varies:"
 
 
 def table(results: dict[str, Any]) -> str:
-    header = f"{'case':52} {'floor':>9} {'endpoint':>9} {'ratio':>7}  target"
+    header = f"{'case':64} {'floor':>9} {'endpoint':>9} {'ratio':>7}  target"
     lines = [header, "-" * len(header)]
     titles = {"informational": "with idempotency on (not in the floor, no target):", "ideas": _IDEAS_TITLE}
     for section in ("cases", "informational", "ideas"):
@@ -742,7 +806,7 @@ def table(results: dict[str, Any]) -> str:
         for case in results.get(section, []):
             name = case["name"] + (f" ({case['note']})" if case["note"] else "")
             lines.append(
-                f"{name:52} {_amount(case['floor'], case['unit']):>9} {_amount(case['endpoint'], case['unit']):>9} "
+                f"{name:64} {_amount(case['floor'], case['unit']):>9} {_amount(case['endpoint'], case['unit']):>9} "
                 f"{case['ratio']:>6.2f}x  {_verdict(case)}"
             )
     lines.append(f"a new Secrets Manager client, its modules loaded: {results['client_creation_ms']:.0f} ms")
