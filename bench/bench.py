@@ -4,19 +4,25 @@ Every case runs against a floor written in this file, in the same run and interl
 it, so that a busy machine slows both alike and the ratio holds where the milliseconds do not:
 
   cold GET   a fresh process imports the handler (from an artifact laid out as `sam build`
-             lays it, with the prebuilt manifest) and answers one signed GET, the key read
-             from Secrets Manager; against a process that starts Python, imports boto3, reads
-             the key once, checks the HMAC and answers a prebuilt manifest. Medians of runs.
+             lays it, with the prebuilt manifest; its environment as deployed, idempotency
+             table named) and answers one signed GET, the key read from Secrets Manager;
+             against a process that starts Python, imports boto3, reads the key once,
+             checks the HMAC and answers a prebuilt manifest. Medians of runs.
   warm GET   lambda_handler in a loop; against the HMAC check and the answer. µs per call.
-  warm POST  orderStatus through lambda_handler; against the HMAC check, json.loads, the
-             order lookup and json.dumps of the output. µs per call.
-  cold POST  the first call in a fresh process; against the cold-GET floor.
+  warm POST  orderStatus through lambda_handler, each call with its own callId, no
+             idempotency table (as `make serve` runs); against the HMAC check, json.loads,
+             the order lookup and json.dumps of the output. µs per call.
+  cold POST  the first call in a fresh process, configured as warm POST; against the
+             cold-GET floor.
 
-Then the ideas bench/README.md weighs, measured the same way, the size of the `sam build`
-artifact (when `make build` has put the SAM CLI in .venv/sam-cli) and `python -X importtime` top 10 for handler.app.
-Secrets Manager is moto's server on a free loopback port, reached over HTTP by boto3 in every
-process, as the tests reach it. It prints a table and writes bench/results.json;
-`--markdown` prints that file as the README's table.
+Idempotency on (two DynamoDB writes per call, to moto's server) has rows of its own, with no
+target: the floor writes nothing. Then the ideas bench/README.md weighs, measured the same
+way (among them the artifact as `make build` ships it, without .pyc files), the size of the
+`sam build` artifact (when `make build` has put the SAM CLI in .venv/sam-cli) and
+`python -X importtime` top 10 for handler.app. Secrets Manager and DynamoDB are moto's server
+on a free loopback port, reached over HTTP by boto3 in every process, as the tests reach
+them. It prints a table and writes bench/results.json; `--markdown` prints that file as the
+README's table.
 """
 
 from __future__ import annotations
