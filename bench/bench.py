@@ -175,14 +175,14 @@ class Case:
         return {
             "name": self.name,
             "unit": self.unit,
-            "floor": round(self.floor, 2),
-            "endpoint": round(self.endpoint, 2),
+            "floor": round(self.floor, 4),
+            "endpoint": round(self.endpoint, 4),
             "ratio": round(self.ratio, 3),
             "target": self.target,
             "met": met,
             "note": self.note,
-            "floor_samples": [round(sample, 2) for sample in self.floor_samples],
-            "endpoint_samples": [round(sample, 2) for sample in self.endpoint_samples],
+            "floor_samples": [round(sample, 4) for sample in self.floor_samples],
+            "endpoint_samples": [round(sample, 4) for sample in self.endpoint_samples],
         }
 
 
@@ -788,9 +788,11 @@ def _top_level(modules: set[str]) -> dict[str, int]:
 
 
 def _amount(value: float, unit: str) -> str:
+    if unit == "ms" and value < 1:
+        value, unit = value * 1000, "µs"
     if unit == "µs":
         return f"{value:.1f} µs"
-    return f"{value:.0f} ms" if value >= 10 else f"{value:.2f} ms"
+    return f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
 
 
 def _verdict(case: dict[str, Any]) -> str:
@@ -845,9 +847,10 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def markdown(results: dict[str, Any]) -> str:
+def markdown(results: dict[str, Any], *, with_ideas: bool = False) -> str:
     rows = ["| case | floor | endpoint | ratio | target |", "| --- | ---: | ---: | ---: | --- |"]
-    for section, label in (("cases", ""), ("informational", "(informational)"), ("ideas", "(an idea)")):
+    sections = [("cases", ""), ("informational", "(informational)")]
+    for section, label in sections + ([("ideas", "(an idea)")] if with_ideas else []):
         for case in results.get(section, []):
             name = case["name"] + (f" ({case['note']})" if case["note"] else "")
             rows.append(
@@ -870,9 +873,10 @@ def main() -> int:
     parser.add_argument("--no-package", action="store_true", help="skip `sam build` and the package size")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--markdown", action="store_true", help="print bench/results.json as a Markdown table")
+    parser.add_argument("--ideas", action="store_true", help="with --markdown: the ideas' rows too")
     arguments = parser.parse_args()
     if arguments.markdown:
-        print(markdown(json.loads(RESULTS.read_text(encoding="utf-8"))))
+        print(markdown(json.loads(RESULTS.read_text(encoding="utf-8")), with_ideas=arguments.ideas))
         return 0
     # Absolute, as the processes run in the artifact's directory; not resolved, which would leave the venv.
     runtime_python = str(Path.cwd() / arguments.runtime_python)
