@@ -25,12 +25,11 @@ if TYPE_CHECKING:
 
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
+    from handler.request import Request
     from handler.responses import Answer
+    from handler.signature import SignatureHeader
 
     HandlePost = Callable[[bytes, str, LambdaContext | None], Answer]
-
-    from handler.request import Request
-    from handler.signature import SignatureHeader
 
 key_source = MedianKeySource()
 PREBUILT_MANIFEST = Path(__file__).with_name(PREBUILT_MANIFEST_FILE)

@@ -235,7 +235,6 @@ class ColdStart:
     response: dict[str, Any]  # as lambda_handler returned it
     modules: frozenset[str]  # every module the process had imported by then
     seconds: float  # the whole process, Python's start included
-    printed: list[str] = field(default_factory=list)  # what it wrote to stdout: log lines, metrics
 
     @property
     def answer(self) -> TestAnswer:
@@ -282,6 +281,6 @@ def cold_start(
     seconds = time.perf_counter() - started
     if finished.returncode != 0:
         raise RuntimeError(f"the cold process failed:\n{finished.stderr.decode('utf-8', errors='replace')}")
-    *printed, last = finished.stdout.decode("utf-8").rstrip("\n").split("\n")
-    report = json.loads(last)
-    return ColdStart(report["response"], frozenset(report["modules"]), seconds, [line for line in printed if line])
+    # The report is the last line: log lines and metrics come before it.
+    report = json.loads(finished.stdout.decode("utf-8").rstrip("\n").rsplit("\n", 1)[-1])
+    return ColdStart(report["response"], frozenset(report["modules"]), seconds)
