@@ -79,6 +79,9 @@ validate: $(SAM_INSTALLED) ## sam validate --lint: the template, checked by cfn-
 # manifest check fails the build first; the wheels are Linux ones for the template's
 # architecture and CPython 3.13, whatever this machine is; bin/ holds pip's console
 # scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves.
+# template.yaml's Runtime: the Python the wheels and the bytecode are made for.
+LAMBDA_PYTHON := 3.13
+
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(BIN)/python -m handler check
@@ -87,9 +90,10 @@ build-MedianToolsFunction: $(INSTALLED)
 	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
 	for group in "--group runtime" "--group tracing --no-deps"; do \
 		$(BIN)/python -m pip install --quiet --disable-pip-version-check $$group --target "$(ARTIFACTS_DIR)" \
-			--platform manylinux2014_$$machine --implementation cp --python-version 3.13 --only-binary=:all: \
-			--no-compile || exit 1; \
+			--platform manylinux2014_$$machine --implementation cp --python-version $(LAMBDA_PYTHON) \
+			--only-binary=:all: --no-compile || exit 1; \
 	done
+	$(BIN)/python -m scripts.compile_artifact "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
 	rm -rf "$(ARTIFACTS_DIR)/bin"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
 

@@ -74,6 +74,15 @@ def test_workspace_files_in_the_artifact_are_caught(artifact: Path, stray: str) 
     assert any(stray.split("/")[0] in problem for problem in check(artifact, "arm64"))
 
 
+def test_bytecode_for_the_runtimes_python_is_welcome(artifact: Path) -> None:
+    # GIVEN bytecode that a build on Python 3.13 made (scripts/compile_artifact.py)
+    (artifact / "handler" / "__pycache__").mkdir()
+    (artifact / "handler" / "__pycache__" / "app.cpython-313.pyc").write_bytes(b"")
+    # WHEN it is checked
+    # THEN nothing is wrong: it spares Lambda a compile at every cold start
+    assert check(artifact, "arm64") == []
+
+
 def test_a_missing_or_stale_prebuilt_manifest_is_caught(artifact: Path) -> None:
     # GIVEN a manifest.json that no longer matches tools/
     (artifact / "handler" / "manifest.json").write_text('{"version":1,"tools":[],"diagnostics":false}')
