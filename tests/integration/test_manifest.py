@@ -150,6 +150,31 @@ def test_make_check_fails_on_a_broken_tool_set_one_line_per_problem(broken_tools
     ]
 
 
+def test_make_check_names_a_tool_module_that_fails_to_import(tools_package: ToolsPackage) -> None:
+    # GIVEN a tool whose signature the handler could not call (no pydantic model parameter)
+    tools_package.module(
+        "lookup",
+        """
+        from handler import tool
+
+
+        @tool(risk="low")
+        def lookup(order_number: str) -> str:
+            \"\"\"Look an order up.\"\"\"
+            return order_number
+        """,
+    )
+    # WHEN `python -m handler check` runs
+    finished = tools_package.run("-m", "handler", "check")
+    # THEN it exits 1 with one line naming where the import failed and what to change, not a traceback
+    assert finished.returncode == 1
+    first, count = finished.stderr.splitlines()
+    assert first.startswith("tools: import: ")
+    assert "raised TypeError" in first
+    assert "must be annotated with a pydantic model" in first
+    assert count == "1 problem(s): Median would refuse this manifest."
+
+
 def test_make_check_passes_the_shipped_tools(tools_package: ToolsPackage) -> None:
     # GIVEN the example tools (copied into a package of their own, as a fresh clone has them)
     from tests.integration.conftest import REPO_ROOT
