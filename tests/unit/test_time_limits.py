@@ -80,3 +80,25 @@ def test_a_tool_that_finishes_in_time_leaves_no_alarm_behind(client: MedianTestC
     # THEN it answers normally, and no timer is left to interrupt whatever runs next
     assert answer.status == 200
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_sigalrm_handler_of_the_tools_own_is_left_in_place_and_the_limit_still_holds(
+    client: MedianTestClient, scratch: ScratchTools
+) -> None:
+    # GIVEN a SIGALRM handler that a tool's library installed for its own timeouts
+    def library_handler(signum: int, frame: object) -> None:
+        raise AssertionError("the endpoint's time limit fired the library's handler")
+
+    previous = signal.signal(signal.SIGALRM, library_handler)
+    try:
+        # WHEN a tool overruns
+        answer = call_in_short_lambda(client, "waitForRelease", "call_foreign_alarm")
+        # THEN it is answered 504 timeout all the same
+        assert answer.status == 504
+        assert answer.body["error"]["code"] == "timeout"
+        # AND the library's handler is still the one installed, and no timer of the endpoint's is left armed
+        assert signal.getsignal(signal.SIGALRM) is library_handler
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        scratch.release.set()
+        signal.signal(signal.SIGALRM, previous)
