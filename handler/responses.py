@@ -25,9 +25,14 @@ class Answer:
         return self.serialized if self.serialized is not None else to_json(self.body)
 
 
+# Built once: json.dumps with any option builds an encoder on every call, ~1 us of a warm POST.
+# An encoder keeps no state between values.
+_COMPACT_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def to_json(value: Any) -> str:
     """Compact JSON that refuses NaN and Infinity, which no JSON parser on Median's side accepts."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _COMPACT_ENCODER.encode(value)
 
 
 def raw_json_answer(status: int, body: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
