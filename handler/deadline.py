@@ -51,10 +51,10 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
 def _alarm_usable() -> bool:
     if not _HAS_ITIMER or threading.get_ident() != _MAIN_THREAD_ID:
         return False
-    current = signal.getsignal(signal.SIGALRM)
+    current = _installed_handler(signal.SIGALRM)
     if current is _on_alarm:
         return True
-    if current is signal.SIG_DFL:
+    if current == signal.SIG_DFL:
         # Installed once and left in place: signal.signal costs more than the rest put together.
         signal.signal(signal.SIGALRM, _on_alarm)
         return True
