@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from handler import observability
 from handler.protocol import SIGNATURE_HEADER, TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, http_event, signed_event
 
@@ -129,6 +131,31 @@ def test_metrics_go_to_the_namespace_the_template_sets() -> None:
     # THEN its metrics are in that namespace
     (emf,) = emf_lines(lines)
     assert emf["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "AcmeSupportTools"
+
+
+def test_the_emf_line_is_the_one_powertools_own_flush_prints(logs: LogCapture) -> None:
+    # GIVEN a tool run recorded through the handler's Powertools Metrics
+    observability.record_tool_run("orderStatus", "ToolErrors", 12.5)
+    # WHEN Powertools' own flush_metrics prints it, and the same run recorded again is flushed by the handler
+    metrics = observability._get_metrics()
+    metrics.flush_metrics()
+    observability.record_tool_run("orderStatus", "ToolErrors", 12.5)
+    observability.flush_metrics()
+    # THEN the two lines are the same text but for the timestamp: the handler prints what Powertools builds
+    powertools_line, handler_line = [line for line in logs.lines() if line.startswith('{"_aws"')]
+    timestamp = re.compile(r'"Timestamp":\d+')
+    assert timestamp.sub("", handler_line) == timestamp.sub("", powertools_line)
+    # AND nothing recorded is left over for the next invocation
+    assert metrics.metric_set == {}
+
+
+@pytest.mark.parametrize("switch", [{"POWERTOOLS_METRICS_DISABLED": "true"}, {"POWERTOOLS_DEV": "true"}])
+def test_metrics_switched_off_the_powertools_way_print_no_emf_line(switch: dict[str, str]) -> None:
+    # GIVEN a container whose environment switches metrics off as Powertools documents it
+    # WHEN it serves a GET and a call
+    lines = cold_container(switch)
+    # THEN no EMF line is printed
+    assert emf_lines(lines) == []
 
 
 def test_tracing_is_off_by_default_and_costs_no_import() -> None:
