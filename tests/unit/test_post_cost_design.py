@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import signal
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from handler import tool
+from handler.testing import FakeLambdaContext, call_body, signed_event
 
 if TYPE_CHECKING:
     from collections.abc import ItemsView
 
+    import pytest
+
     from handler.registry import Registry
-    from handler.testing import MedianTestClient
+    from handler.testing import MedianTestClient, TestAnswer
 
 
 class NoteInput(BaseModel):
@@ -66,3 +71,45 @@ def test_a_tools_output_is_serialised_once_and_sent_as_it_was_checked(
     # THEN the check that the output is JSON produced the very text that was sent
     assert answer.body == {"version": 1, "ok": True, "output": {"note": "once"}}
     assert CountedOutput.serialised == 1
+
+
+def warm_call_in_lambda(client: MedianTestClient) -> TestAnswer:
+    """An orderStatus call with a Lambda context (so the tool's time limit is armed), after a first one."""
+    body = call_body("orderStatus", {"orderNumber": "ORD-1042"}, callId="call_warm")
+    client.send(signed_event("POST", body), FakeLambdaContext())
+    return client.send(signed_event("POST", body), FakeLambdaContext())
+
+
+def test_a_warm_call_builds_no_json_encoder_or_decoder(
+    client: MedianTestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a count of every JSON encoder and decoder built (json.dumps and json.loads with options build one a call)
+    built: list[str] = []
+    for codec in (json.JSONEncoder, json.JSONDecoder):
+        original = codec.__init__
+
+        def counting_init(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> None:
+            built.append(type(self).__name__)
+            _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(codec, "__init__", counting_init)
+    # WHEN a warm call is served, its metrics flushed
+    answer = warm_call_in_lambda(client)
+    # THEN it parsed, checked, answered and printed its EMF line with codecs built once per container
+    assert answer.status == 200
+    assert built == []
+
+
+def test_the_time_limit_reads_the_alarm_handler_without_signal_getsignal(
+    client: MedianTestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN signal.getsignal, which turns a function handler into an enum by raising a ValueError, made to fail
+    def refused(signalnum: int) -> Any:
+        raise AssertionError("signal.getsignal was called on a warm call")
+
+    monkeypatch.setattr(signal, "getsignal", refused)
+    # WHEN a warm call runs its tool under the time limit
+    answer = warm_call_in_lambda(client)
+    # THEN it is served, the limit armed and disarmed without it
+    assert answer.status == 200
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
