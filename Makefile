@@ -4,9 +4,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 PORT ?= 3000
+# template.yaml's Runtime: the Python the function runs on, its wheels and its bytecode.
+LAMBDA_PYTHON := 3.13
+# That Python on this machine, if it has one (on PATH, or installed by pyenv): it precompiles
+# the artifact and runs the suite a second time. Empty where there is none.
+ifndef RUNTIME_PYTHON
+RUNTIME_PYTHON := $(firstword $(foreach candidate,python$(LAMBDA_PYTHON) \
+	$(wildcard $(HOME)/.pyenv/versions/$(LAMBDA_PYTHON)*/bin/python$(LAMBDA_PYTHON)), \
+	$(shell $(candidate) -c 'import sys; print(sys.executable)' 2>/dev/null)))
+endif
 
 .DEFAULT_GOAL := help
-.PHONY: help install test serve check lint format clean
+.PHONY: help install test runtime-python test-runtime-python serve check lint format clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -21,6 +30,13 @@ install: $(INSTALLED) ## Create .venv and install the runtime, test and lint dep
 
 test: $(INSTALLED) ## Run the whole test suite
 	$(BIN)/python -m pytest
+
+runtime-python: ## Print the Python 3.13 this machine has (empty if none)
+	@echo $(RUNTIME_PYTHON)
+
+test-runtime-python: ## Run the suite again on the Lambda runtime's Python 3.13 (in .venv-py313)
+	$(if $(RUNTIME_PYTHON),,$(error No Python $(LAMBDA_PYTHON) here: install one, or set RUNTIME_PYTHON=/path/to/python$(LAMBDA_PYTHON)))
+	$(MAKE) test PYTHON=$(RUNTIME_PYTHON) VENV=.venv-py313
 
 serve: $(INSTALLED) ## Serve the endpoint on http://127.0.0.1:$(PORT) with a local dev key
 	PORT=$(PORT) $(BIN)/python -m devserver
@@ -38,7 +54,7 @@ format: $(INSTALLED) ## Fix what ruff can fix and format the code
 	$(BIN)/ruff format .
 
 clean: ## Remove the virtualenv, caches and build output
-	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-py313 .aws-sam .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
 # --- SAM: build, local invoke, deploy (issue 3) --------------------------------------
@@ -79,9 +95,6 @@ validate: $(SAM_INSTALLED) ## sam validate --lint: the template, checked by cfn-
 # manifest check fails the build first; the wheels are Linux ones for the template's
 # architecture and CPython 3.13, whatever this machine is; bin/ holds pip's console
 # scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves.
-# template.yaml's Runtime: the Python the wheels and the bytecode are made for.
-LAMBDA_PYTHON := 3.13
-
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(BIN)/python -m handler check
@@ -93,7 +106,7 @@ build-MedianToolsFunction: $(INSTALLED)
 			--platform manylinux2014_$$machine --implementation cp --python-version $(LAMBDA_PYTHON) \
 			--only-binary=:all: --no-compile || exit 1; \
 	done
-	$(BIN)/python -m scripts.compile_artifact "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
+	$(or $(RUNTIME_PYTHON),$(BIN)/python) -m scripts.compile_artifact "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
 	rm -rf "$(ARTIFACTS_DIR)/bin"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
 

@@ -121,6 +121,12 @@ def main(argv: list[str]) -> int:
             f"{shown}: {files:,} files, {unzipped / 1e6:.1f} MB unzipped, {zipped / 1e6:.1f} MB zipped; "
             f"checked for {architecture} and Python 3.13"
         )
+        bytecode = sum(1 for _ in artifact.rglob(f"*.{PYTHON_TAG}.pyc"))
+        print(
+            f"bytecode: {bytecode:,} modules precompiled for {PYTHON_TAG}"
+            if bytecode
+            else "bytecode: none, so Lambda compiles every module at each cold start (bench/README.md, Bytecode)"
+        )
         if unzipped > UNZIPPED_LIMIT_BYTES:
             problems.append(f"{unzipped / 1e6:.1f} MB unzipped is over Lambda's {UNZIPPED_LIMIT_BYTES / 1e6:.0f} MB")
     for problem in problems:
