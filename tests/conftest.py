@@ -8,7 +8,7 @@ import os
 import sys
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -18,10 +18,13 @@ from handler.signature import sign
 from handler.testing import TEST_KEY, MedianTestClient
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from handler.registry import Registry
     from tests.scratch_tools import ScratchTools
+
+    # The make_event fixture: build_event itself.
+    EventBuilder = Callable[..., dict[str, Any]]
 
 # No test may reach AWS: fake credentials and a region, before any boto3 client exists.
 os.environ.update(
@@ -65,20 +68,6 @@ def client() -> MedianTestClient:
 def clean_env() -> Iterator[pytest.MonkeyPatch]:
     with pytest.MonkeyPatch.context() as patch:
         yield patch
-
-
-class EventBuilder(Protocol):
-    def __call__(
-        self,
-        shape: str,
-        method: str,
-        body: bytes = b"",
-        *,
-        key: str | None = TEST_KEY,
-        timestamp: int | None = None,
-        headers: dict[str, str] | None = None,
-        base64_body: bool = False,
-    ) -> dict[str, Any]: ...
 
 
 def build_event(
