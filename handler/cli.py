@@ -25,8 +25,6 @@ LOCAL_DEV_KEY = "mk_dev_local_only_not_a_secret"
 EVENTS_DIR = "events"
 # What `sam local invoke --env-vars` reads; "Parameters" applies it to every function.
 LOCAL_ENV_FILE = f"{EVENTS_DIR}/env.json"
-# template.yaml sets it to the table's name; sam local has no table, so idempotency is off there.
-IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE"
 KEY_OPTIONS = ("--key", "-k", "--median-key", "--secret")
 USER_AGENT = "median-tools-cli"
 INPUT_EXAMPLE = """'{"orderNumber":"ORD-1042"}'"""
@@ -121,7 +119,7 @@ def command_local_env(arguments: argparse.Namespace) -> int:
     """Write the --env-vars file for sam local: verify with the dev key, no secret, no idempotency table."""
     from pathlib import Path
 
-    from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
+    from handler.protocol import DEV_KEY_ENV, IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV
 
     path = Path(arguments.output)
     _write_json(path, {"Parameters": {DEV_KEY_ENV: dev_key(), KEY_SECRET_ENV: "", IDEMPOTENCY_TABLE_ENV: ""}})
