@@ -94,32 +94,30 @@ def _get_metrics() -> Metrics:
 # One request per invocation, so one dimension value per flush: `tool` or `cause`.
 
 
-def record_tool_run(tool: str, outcome_metric: str | None, milliseconds: float) -> None:
-    """A registered tool ran; outcome_metric is TOOL_ERRORS, TOOL_CRASHES, TOOL_TIMEOUTS or None for ok."""
+def _recorder(dimension: str, value: str) -> Metrics:
+    """The Metrics, with this invocation's one dimension set, marked to be flushed."""
     global _unflushed
     recorder = _metrics or _get_metrics()
-    recorder.add_dimension(name="tool", value=tool)
+    recorder.add_dimension(name=dimension, value=value)
+    _unflushed = True
+    return recorder
+
+
+def record_tool_run(tool: str, outcome_metric: str | None, milliseconds: float) -> None:
+    """A registered tool ran; outcome_metric is TOOL_ERRORS, TOOL_CRASHES, TOOL_TIMEOUTS or None for ok."""
+    recorder = _recorder("tool", tool)
     recorder.add_metric(name=Metric.TOOL_CALLS, unit=_count, value=1.0)
     recorder.add_metric(name=Metric.TOOL_DURATION, unit=_milliseconds, value=milliseconds)
     if outcome_metric is not None:
         recorder.add_metric(name=outcome_metric, unit=_count, value=1.0)
-    _unflushed = True
 
 
 def record_replay(tool: str) -> None:
-    global _unflushed
-    recorder = _metrics or _get_metrics()
-    recorder.add_dimension(name="tool", value=tool)
-    recorder.add_metric(name=Metric.REPLAYED_CALLS, unit=_count, value=1.0)
-    _unflushed = True
+    _recorder("tool", tool).add_metric(name=Metric.REPLAYED_CALLS, unit=_count, value=1.0)
 
 
 def record_rejected_signature(cause: str) -> None:
-    global _unflushed
-    recorder = _metrics or _get_metrics()
-    recorder.add_dimension(name="cause", value=cause)
-    recorder.add_metric(name=Metric.REJECTED_SIGNATURES, unit=_count, value=1.0)
-    _unflushed = True
+    _recorder("cause", cause).add_metric(name=Metric.REJECTED_SIGNATURES, unit=_count, value=1.0)
 
 
 def flush_metrics() -> None:
