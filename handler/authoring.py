@@ -48,6 +48,11 @@ class ToolContext:
     # Lambda's deadline less TOOL_TIME_MARGIN_SECONDS. None where there is no Lambda context.
     deadline: float | None = None
 
+    @property
+    def reference(self) -> str:
+        """What an error answer names so that the call's log lines can be found: the request id."""
+        return self.request_id or "unknown"
+
     def remaining_seconds(self) -> float | None:
         """Seconds left before the endpoint answers `timeout` for this call, or None if unbounded.
 

@@ -126,7 +126,7 @@ def _crash_summary(error: BaseException) -> dict[str, Any]:
 
 
 def _crashed(what: str, error: BaseException, ctx: ToolContext) -> Answer:
-    reference = ctx.request_id or "unknown"
+    reference = ctx.reference
     # The answer's reference is all the caller has: the log line must carry it to be found by it.
     logger.error(f"{what} crashed", extra={"call_id": ctx.call_id, "reference": reference, **_crash_summary(error)})
     return Answer(
@@ -137,7 +137,7 @@ def _crashed(what: str, error: BaseException, ctx: ToolContext) -> Answer:
 
 def _timed_out(what: str, ctx: ToolContext) -> Answer:
     logger.error(f"{what} timed out", extra={"call_id": ctx.call_id, "request_id": ctx.request_id})
-    reference = ctx.request_id or "unknown"
+    reference = ctx.reference
     return Answer(
         504,
         error_body(

@@ -182,7 +182,7 @@ def _store_failed(error: Exception, ctx: ToolContext, tool_name: str, answer: An
     if answer is not None:
         # The tool's work is done: its answer is the truth, even though the record of it was not saved.
         return answer
-    reference = ctx.request_id or "unknown"
+    reference = ctx.reference
     return Answer(
         500,
         error_body(
