@@ -13,7 +13,7 @@ import sys
 from devserver.curl import get_command, post_command
 from devserver.inspector import INSPECTOR_PATH
 from devserver.server import DevServer
-from handler.cli import LOCAL_DEV_KEY
+from handler.cli import LOCAL_DEV_KEY, dev_key
 from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
 from handler.testing import call_body
 
@@ -25,7 +25,8 @@ def main() -> int:
     if os.environ.get(KEY_SECRET_ENV):
         print(f"{KEY_SECRET_ENV} is set: the key comes from Secrets Manager.", file=sys.stderr)
     else:
-        os.environ.setdefault(DEV_KEY_ENV, LOCAL_DEV_KEY)
+        # The very key `python -m handler sign` falls back to, so the printed commands verify.
+        os.environ[DEV_KEY_ENV] = dev_key()
         shown = "the built-in local dev key" if os.environ[DEV_KEY_ENV] == LOCAL_DEV_KEY else f"${DEV_KEY_ENV}"
         print(f"Verifying signatures with {shown}: {os.environ[DEV_KEY_ENV]}", file=sys.stderr)
     server = DevServer(port)
