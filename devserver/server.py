@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING
 
 from devserver import inspector
+from devserver.inspector import Reply
 from devserver.lambda_runner import invoke
-from handler.protocol import MAX_BODY_BYTES
+from handler.protocol import JSON_CONTENT_TYPE, MAX_BODY_BYTES
 from handler.testing import http_event
-
-if TYPE_CHECKING:
-    from devserver.inspector import Reply
 
 HOST = "127.0.0.1"
 
@@ -28,28 +25,23 @@ class DevRequestHandler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         path = self.path.split("?", 1)[0]
         length = int(self.headers.get("Content-Length") or 0)
+        headers = {name.lower(): value for name, value in self.headers.items()}
         if not inspector.owns(path):
-            self._bridge(path, self.rfile.read(length) if length else b"")
+            self._send(self._bridge(path, headers, self.rfile.read(length) if length else b""))
         elif length > MAX_BODY_BYTES:
             self.close_connection = True  # the body is left unread
             self._send(inspector.too_large())
         else:
             body = self.rfile.read(length) if length else b""
-            headers = {name.lower(): value for name, value in self.headers.items()}
             self._send(inspector.route(self.command, path, headers, body, port=self.server.port))
 
-    def _bridge(self, path: str, body: bytes) -> None:
-        headers = {name.lower(): value for name, value in self.headers.items()}
+    def _bridge(self, path: str, headers: dict[str, str], body: bytes) -> Reply:
+        """The Lambda's answer to this request, sent through API Gateway's event shape."""
         event = http_event(self.command, body, headers=headers, path=path, base64_body=True)
         response, _ = invoke(event)
-        payload = response.get("body", "").encode("utf-8")
-        self.send_response(response["statusCode"])
-        for name, value in response.get("headers", {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(payload)
+        response_headers = dict(response.get("headers", {}))
+        content_type = response_headers.pop("Content-Type", JSON_CONTENT_TYPE)
+        return Reply(response["statusCode"], response.get("body", "").encode("utf-8"), content_type, response_headers)
 
     def _send(self, reply: Reply) -> None:
         self.send_response(reply.status)
@@ -81,4 +73,4 @@ class DevServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.port}/"
+        return inspector.endpoint_url(self.port)
