@@ -36,7 +36,6 @@ import logging
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -60,6 +59,7 @@ from handler.testing import (  # noqa: E402
     FakeLambdaContext,
     call_body,
     cold_start,
+    free_port,
     lay_out_artifact,
     signed_event,
 )
@@ -204,19 +204,13 @@ def paired_case(name: str, unit: str, floors: list[float], endpoints: list[float
 # --- the stage: Secrets Manager, the environment, the artifact ----------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def start_moto(stack: ExitStack) -> str:
     """moto's server on loopback, holding the bench key and an idempotency table; returns its endpoint URL."""
     import boto3
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     stack.callback(server.stop)

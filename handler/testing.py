@@ -43,6 +43,15 @@ TEST_KEY = "mk_test_0123456789abcdef"
 PAYLOAD_FORMATS = ("2.0", "1.0", "url")
 
 
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now: for a test or bench server of its own."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 @dataclass
 class FakeLambdaContext:
     """The attributes of Lambda's context object that the handler and Powertools read."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -11,6 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from handler.testing import free_port
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -35,12 +36,6 @@ class DevServerProcess:
 
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -17,7 +16,7 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
-from handler.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of
+from handler.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of, free_port
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -25,15 +24,9 @@ if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
@@ -73,7 +66,7 @@ def key_in_secrets_manager(_shared_secret: str, monkeypatch: pytest.MonkeyPatch)
 @pytest.fixture
 def closed_port() -> int:
     """A loopback port nothing listens on."""
-    return _free_port()
+    return free_port()
 
 
 @pytest.fixture

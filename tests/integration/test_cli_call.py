@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler.cli import main
-from handler.testing import TEST_KEY
-from tests.devserver_process import free_port, running_devserver
+from handler.testing import TEST_KEY, free_port
+from tests.devserver_process import running_devserver
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
