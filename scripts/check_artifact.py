@@ -76,7 +76,11 @@ def manifest_problems(artifact: Path) -> list[str]:
 
 
 def stray_problems(artifact: Path) -> list[str]:
+    from devserver.artifact_check import dev_server_parts_in
+
     problems = [f"{name}/ is in the artifact" for name in WORKSPACE_ONLY if (artifact / name).exists()]
+    # The dev server's own, stricter look: its files anywhere, and anything naming the inspector's route.
+    problems += [f"{part} is part of the local dev server" for part in dev_server_parts_in(artifact)]
     for cache in CACHES:
         problems += [f"{path.relative_to(artifact)} is in the artifact" for path in artifact.rglob(cache)]
     # Bytecode the runtime's Python made (scripts/compile_artifact.py) spares every cold start a

@@ -91,3 +91,11 @@ def test_a_missing_or_stale_prebuilt_manifest_is_caught(artifact: Path) -> None:
     assert any("differs from the manifest" in problem for problem in check(artifact, "arm64"))
     (artifact / "handler" / "manifest.json").unlink()
     assert "handler/manifest.json is missing" in check(artifact, "arm64")
+
+
+def test_the_inspector_in_the_artifact_is_caught(artifact: Path) -> None:
+    # GIVEN the inspector's page copied into the artifact under another folder
+    (artifact / "handler" / "inspector.html").write_text("<title>inspector</title>")
+    # WHEN it is checked
+    # THEN the check names it as the dev server's, which must never be deployed
+    assert "handler/inspector.html is part of the local dev server" in check(artifact, "arm64")
