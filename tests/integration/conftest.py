@@ -17,6 +17,7 @@ from moto.server import ThreadedMotoServer
 
 from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
 from handler.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of, free_port
+from tests.fault_relay import FaultRelay
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -150,3 +151,15 @@ def idempotency_table(moto_endpoint: str, clean_env: pytest.MonkeyPatch) -> str:
     )
     clean_env.setenv("IDEMPOTENCY_TABLE", name)
     return name
+
+
+@pytest.fixture
+def fault_relay(moto_endpoint: str) -> Iterator[FaultRelay]:
+    """A relay to moto's server that fails on command (tests/fault_relay.py); closed after the test.
+
+    Point one service at it, e.g. `monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", relay.endpoint)`,
+    and the handler's own boto3 client meets the fault on the wire.
+    """
+    host, port = moto_endpoint.removeprefix("http://").rsplit(":", 1)
+    with FaultRelay(host, int(port)) as relay:
+        yield relay

@@ -1,0 +1,96 @@
+"""The relay's faults are real: botocore meets each as the error it would meet on AWS."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import TYPE_CHECKING
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
+
+from tests.fault_relay import Fault
+
+if TYPE_CHECKING:
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+
+    from tests.fault_relay import FaultRelay
+
+# One attempt and short timeouts: each fault shows as exactly one error, quickly.
+_ONE_SHORT_TRY = Config(connect_timeout=1, read_timeout=0.5, retries={"total_max_attempts": 1})
+
+
+def _client(relay: FaultRelay) -> SecretsManagerClient:
+    return boto3.client("secretsmanager", endpoint_url=relay.endpoint, config=_ONE_SHORT_TRY)
+
+
+@pytest.fixture
+def secret(secrets: SecretsManagerClient) -> str:
+    name = f"relay/{uuid.uuid4().hex[:8]}"
+    secrets.create_secret(Name=name, SecretString="the value")
+    return name
+
+
+def test_without_a_fault_the_relay_passes_requests_and_answers(fault_relay: FaultRelay, secret: str) -> None:
+    # WHEN a read goes through the relay with no fault set
+    value = _client(fault_relay).get_secret_value(SecretId=secret)["SecretString"]
+    # THEN it reaches moto and its answer comes back
+    assert value == "the value"
+    assert fault_relay.requests == 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [
+        (Fault.STALL, ReadTimeoutError),
+        (Fault.DROP, ConnectionClosedError),
+        (Fault.RESET, ConnectionClosedError),
+        (Fault.DROP_AFTER_REQUEST, ConnectionClosedError),
+        (Fault.REFUSE, (EndpointConnectionError, ConnectionClosedError)),
+    ],
+)
+def test_each_fault_reaches_botocore_as_a_network_error(
+    fault_relay: FaultRelay, secret: str, fault: Fault, error: type[Exception]
+) -> None:
+    # GIVEN a client that already holds a connection through the relay
+    client = _client(fault_relay)
+    client.get_secret_value(SecretId=secret)
+    # WHEN the fault is set and the client reads again
+    fault_relay.fault = fault
+    # THEN botocore raises the network error that fault causes on AWS
+    with pytest.raises(error):
+        client.get_secret_value(SecretId=secret)
+
+
+def test_a_request_dropped_after_it_was_sent_still_reached_the_service(
+    fault_relay: FaultRelay, secrets: SecretsManagerClient
+) -> None:
+    # GIVEN a relay that loses answers on the way back
+    name = f"relay/{uuid.uuid4().hex[:8]}"
+    fault_relay.fault = Fault.DROP_AFTER_REQUEST
+    # WHEN a write is sent through it
+    with pytest.raises(ConnectionClosedError):
+        _client(fault_relay).create_secret(Name=name, SecretString="written")
+    # THEN the client saw an error, yet the service made the write
+    assert secrets.get_secret_value(SecretId=name)["SecretString"] == "written"
+
+
+def test_the_fault_can_change_while_a_connection_is_open(fault_relay: FaultRelay, secret: str) -> None:
+    # GIVEN a stalled relay, and a read waiting on it in another thread
+    fault_relay.fault = Fault.STALL
+    client = boto3.client(
+        "secretsmanager",
+        endpoint_url=fault_relay.endpoint,
+        config=Config(read_timeout=5, retries={"total_max_attempts": 1}),
+    )
+    outcome: list[str] = []
+    reader = threading.Thread(target=lambda: outcome.append(client.get_secret_value(SecretId=secret)["SecretString"]))
+    reader.start()
+    # WHEN the stall is lifted before the client gives up
+    threading.Event().wait(0.3)
+    fault_relay.fault = Fault.NONE
+    reader.join(timeout=10)
+    # THEN the held request goes on to the service and its answer arrives
+    assert outcome == ["the value"]
