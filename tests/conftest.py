@@ -36,7 +36,14 @@ os.environ.update(
         "POWERTOOLS_SERVICE_NAME": "median-tools-test",
     }
 )
-for name in ("AWS_PROFILE", "MEDIAN_KEY_SECRET_ID", "MEDIAN_DEV_KEY", "AWS_LAMBDA_FUNCTION_NAME", "AWS_SAM_LOCAL"):
+for name in (
+    "AWS_PROFILE",
+    "MEDIAN_KEY_SECRET_ID",
+    "MEDIAN_DEV_KEY",
+    "MEDIAN_DEV_KEY_FILE",
+    "AWS_LAMBDA_FUNCTION_NAME",
+    "AWS_SAM_LOCAL",
+):
     os.environ.pop(name, None)
 # Idempotency, metrics namespace and tracing as a fresh clone has them: off, default, off.
 for name in (
@@ -62,6 +69,21 @@ SHAPES = ("rest_api_v1", "http_api_v2", "function_url")
 def client() -> MedianTestClient:
     """Signs requests with the protocol's test key and serves it to the handler as the dev key."""
     return MedianTestClient(TEST_KEY)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def dev_key_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The dev key file `make serve` and `python -m handler sign` share, for the whole run.
+
+    A temporary one, which no test finds already made: the suite never writes, reads or
+    replaces the clone's own `.median-dev-key`. Dev servers and CLIs the tests start inherit it.
+    """
+    from handler.local_key import DEV_KEY_FILE_ENV
+
+    path = tmp_path_factory.mktemp("dev-key") / ".median-dev-key"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(DEV_KEY_FILE_ENV, str(path))
+        yield path
 
 
 @pytest.fixture
