@@ -36,14 +36,7 @@ os.environ.update(
         "POWERTOOLS_SERVICE_NAME": "median-tools-test",
     }
 )
-for name in (
-    "AWS_PROFILE",
-    "MEDIAN_KEY_SECRET_ID",
-    "MEDIAN_DEV_KEY",
-    "MEDIAN_DEV_KEY_FILE",
-    "AWS_LAMBDA_FUNCTION_NAME",
-    "AWS_SAM_LOCAL",
-):
+for name in ("AWS_PROFILE", "MEDIAN_KEY_SECRET_ID", "MEDIAN_DEV_KEY", "AWS_LAMBDA_FUNCTION_NAME", "AWS_SAM_LOCAL"):
     os.environ.pop(name, None)
 # Idempotency, metrics namespace and tracing as a fresh clone has them: off, default, off.
 for name in (

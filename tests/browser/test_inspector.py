@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from handler.local_key import dev_key
 from handler.manifest import build_manifest
 from handler.protocol import MAX_TOOLS, RISK_MEANINGS
 from handler.registry import load_tools
@@ -17,8 +18,6 @@ from tests.browser.screenshot import fingerprint, keep_current, stored_fingerpri
 from tests.devserver_process import REPO, running_devserver
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from playwright.sync_api import Browser, Locator, Page
 
     from tests.browser.conftest import LoadedPage
@@ -71,9 +70,7 @@ def test_every_tool_has_a_card_with_its_risk_in_plain_words(inspector: LoadedPag
     assert inspector.errors == []
 
 
-def test_calling_order_status_shows_200_and_the_status(
-    inspector: LoadedPage, server: DevServerProcess, dev_key_file: Path
-) -> None:
+def test_calling_order_status_shows_200_and_the_status(inspector: LoadedPage, server: DevServerProcess) -> None:
     # GIVEN the inspector, allowed to use the clipboard
     page = inspector.page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url.rstrip("/"))
@@ -86,7 +83,7 @@ def test_calling_order_status_shows_200_and_the_status(
     order_status.get_by_text("The same signed request with curl").click()
     curl = order_status.locator("pre.curl").inner_text()
     assert '"orderNumber": "ORD-1042"' in curl and "median-signature: $(" in curl
-    assert dev_key_file.read_text().strip() not in curl
+    assert dev_key() not in curl
     order_status.get_by_role("button", name="Copy curl").click()
     expect(order_status.locator(".copy-state")).to_have_text("Copied")
     assert page.evaluate("navigator.clipboard.readText()") == curl

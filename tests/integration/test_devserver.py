@@ -10,6 +10,7 @@ from urllib.error import HTTPError
 
 import pytest
 
+from handler.local_key import dev_key
 from handler.protocol import SIGNATURE_HEADER
 from handler.signature import sign
 from tests.devserver_process import REPO, running_devserver
@@ -36,11 +37,10 @@ def fetch(url: str, *, method: str = "GET", body: bytes | None = None, headers: 
         return error.code, dict(error.headers), error.read()
 
 
-def test_a_signed_get_still_answers_the_manifest(server: DevServerProcess, dev_key_file: Path) -> None:
-    # GIVEN the dev server, verifying with the dev key it keeps in its key file
+def test_a_signed_get_still_answers_the_manifest(server: DevServerProcess) -> None:
+    # GIVEN the dev server, verifying with the local dev key
     # WHEN Median's GET arrives, signed with that key
-    key = dev_key_file.read_text().strip()
-    status, _, body = fetch(server.url, headers={SIGNATURE_HEADER: sign(key, b"")})
+    status, _, body = fetch(server.url, headers={SIGNATURE_HEADER: sign(dev_key(), b"")})
     # THEN it answers the manifest through the handler
     assert status == 200
     assert "orderStatus" in [tool["name"] for tool in json.loads(body)["tools"]]

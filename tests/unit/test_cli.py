@@ -13,7 +13,7 @@ from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2
 
 from handler.app import lambda_handler
 from handler.cli import main
-from handler.local_key import dev_key_file, load_or_create
+from handler.local_key import dev_key
 from handler.signature import matches, parse_header
 from handler.testing import TEST_KEY, FakeLambdaContext
 from scripts.sam_settings import load_template
@@ -124,11 +124,11 @@ def test_events_are_signed_with_the_dev_key_so_a_real_key_never_lands_on_disk(
     clean_env.setenv("MEDIAN_KEY", "mk_live_real_key_0123456789")
     # WHEN they write an event for sam local
     event, env_file = write_event(tmp_path, "--tool", "orderStatus", "--input", ORDER_INPUT)
-    # THEN neither file holds the real key: the event verifies under the dev key make serve uses
+    # THEN neither file holds the real key: the event verifies under the local dev key
     written = (tmp_path / "event.json").read_text() + env_file.read_text()
     assert "mk_live_real_key" not in written
     header = parse_header(event["headers"]["median-signature"])
-    assert matches(header, load_or_create(dev_key_file())[0], event["body"].encode())
+    assert matches(header, dev_key(), event["body"].encode())
 
 
 def test_sam_local_can_set_every_variable_the_env_file_sets(tmp_path: Path) -> None:
