@@ -11,10 +11,11 @@ import os
 import sys
 
 from devserver.curl import get_command, post_command
+from devserver.dev_key import use_dev_key
 from devserver.inspector import INSPECTOR_PATH
 from devserver.server import DevServer
-from handler.cli import LOCAL_DEV_KEY, dev_key
-from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
+from handler.local_key import DevKeyUnavailable
+from handler.protocol import KEY_SECRET_ENV
 from handler.testing import call_body
 
 DEFAULT_PORT = 3000
@@ -25,10 +26,11 @@ def main() -> int:
     if os.environ.get(KEY_SECRET_ENV):
         print(f"{KEY_SECRET_ENV} is set: the key comes from Secrets Manager.", file=sys.stderr)
     else:
-        # The very key `python -m handler sign` falls back to, so the printed commands verify.
-        os.environ[DEV_KEY_ENV] = dev_key()
-        shown = "the built-in local dev key" if os.environ[DEV_KEY_ENV] == LOCAL_DEV_KEY else f"${DEV_KEY_ENV}"
-        print(f"Verifying signatures with {shown}: {os.environ[DEV_KEY_ENV]}", file=sys.stderr)
+        try:
+            print(use_dev_key(), file=sys.stderr)
+        except DevKeyUnavailable as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     server = DevServer(port)
     url = server.url
     example = post_command(url, call_body("orderStatus", {"orderNumber": "ORD-1042"}))

@@ -1,7 +1,9 @@
 """The dev server's HTTP side: `/_inspector` is the inspector; every other request is the Lambda's.
 
 Each request to the endpoint becomes an API Gateway HTTP API (payload 2.0) event and goes
-through `handler.app.lambda_handler`, as it would behind API Gateway.
+through `handler.app.lambda_handler`, as it would behind API Gateway. Every request, on
+either side, first passes `devserver.guards`: loopback's Host, no other site's Origin, and
+a body within the cap by its Content-Length.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from devserver import inspector
+from devserver.guards import admitted_body_length
 from devserver.inspector import Reply
 from devserver.lambda_runner import invoke
-from handler.protocol import JSON_CONTENT_TYPE, MAX_BODY_BYTES
+from handler.protocol import JSON_CONTENT_TYPE
 from handler.testing import http_event
 
 HOST = "127.0.0.1"
@@ -24,16 +27,17 @@ class DevRequestHandler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         path = self.path.split("?", 1)[0]
-        length = int(self.headers.get("Content-Length") or 0)
+        length = admitted_body_length(self.headers, self.server.port)
+        if isinstance(length, Reply):
+            self.close_connection = True  # the body, if any, stays unread
+            self._send(length)
+            return
+        body = self.rfile.read(length) if length else b""
         headers = {name.lower(): value for name, value in self.headers.items()}
-        if not inspector.owns(path):
-            self._send(self._bridge(path, headers, self.rfile.read(length) if length else b""))
-        elif length > MAX_BODY_BYTES:
-            self.close_connection = True  # the body is left unread
-            self._send(inspector.too_large())
-        else:
-            body = self.rfile.read(length) if length else b""
+        if inspector.owns(path):
             self._send(inspector.route(self.command, path, headers, body, port=self.server.port))
+        else:
+            self._send(self._bridge(path, headers, body))
 
     def _bridge(self, path: str, headers: dict[str, str], body: bytes) -> Reply:
         """The Lambda's answer to this request, sent through API Gateway's event shape."""

@@ -19,15 +19,13 @@ if TYPE_CHECKING:
     from handler.rules import Problem
 
 KEY_ENV = "MEDIAN_KEY"
-# The key `make serve` and these commands share when none is given. Good for loopback
-# only: a deployed function never reads MEDIAN_DEV_KEY, so this cannot open a real endpoint.
-LOCAL_DEV_KEY = "mk_dev_local_only_not_a_secret"
 EVENTS_DIR = "events"
 # What `sam local invoke --env-vars` reads; "Parameters" applies it to every function.
 LOCAL_ENV_FILE = f"{EVENTS_DIR}/env.json"
 KEY_OPTIONS = ("--key", "-k", "--median-key", "--secret")
 USER_AGENT = "median-tools-cli"
 INPUT_EXAMPLE = """'{"orderNumber":"ORD-1042"}'"""
+KEY_FILE_HELP = f"a file holding the key (default: ${KEY_ENV}, then make serve's dev key)"
 CALL_TIMEOUT_SECONDS = 35.0  # API Gateway gives up after 30 s: wait a little longer than it does
 
 
@@ -40,16 +38,18 @@ class CallFailed(Exception):
 
 
 def dev_key() -> str:
-    """$MEDIAN_DEV_KEY, else the local dev key: what `make serve` and `sam local` verify with."""
-    import os
+    """$MEDIAN_DEV_KEY, else the clone's dev key file (made if missing): what make serve and sam local verify with."""
+    from handler.local_key import DevKeyUnavailable
+    from handler.local_key import dev_key as local_dev_key
 
-    from handler.protocol import DEV_KEY_ENV
+    try:
+        return local_dev_key()
+    except DevKeyUnavailable as error:
+        raise UsageError(str(error)) from None
 
-    return os.environ.get(DEV_KEY_ENV, "").strip() or LOCAL_DEV_KEY
 
-
-def read_key(key_file: str | None) -> str:
-    """The key from --key-file, else $MEDIAN_KEY, else $MEDIAN_DEV_KEY, else the local dev key."""
+def read_key(key_file: str | None) -> tuple[str, bool]:
+    """The key from --key-file, else $MEDIAN_KEY, else the dev key; and whether it is the dev key."""
     import os
     from pathlib import Path
 
@@ -60,8 +60,9 @@ def read_key(key_file: str | None) -> str:
             raise UsageError(f"cannot read the key file {key_file}: {error.strerror}") from None
         if not key:
             raise UsageError(f"the key file {key_file} is empty")
-        return key
-    return os.environ.get(KEY_ENV, "").strip() or dev_key()
+        return key, False
+    key = os.environ.get(KEY_ENV, "").strip()
+    return (key, False) if key else (dev_key(), True)
 
 
 def command_sign(arguments: argparse.Namespace) -> int:
@@ -69,7 +70,7 @@ def command_sign(arguments: argparse.Namespace) -> int:
     from handler.signature import sign
 
     body = sys.stdin.buffer.read() if arguments.body == "-" else arguments.body.encode("utf-8")
-    print(sign(read_key(arguments.key_file), body))
+    print(sign(read_key(arguments.key_file)[0], body))
     return 0
 
 
@@ -145,8 +146,8 @@ def command_call(arguments: argparse.Namespace) -> int:
         raise UsageError(
             f"{arguments.url!r} is not an http(s) URL, like https://abc123.execute-api.us-east-1.amazonaws.com/"
         )
-    key = read_key(arguments.key_file)
-    if key == LOCAL_DEV_KEY and not _is_loopback(target.hostname):
+    key, is_dev_key = read_key(arguments.key_file)
+    if is_dev_key and not _is_loopback(target.hostname):
         print(
             f"note: signing with the local dev key; a deployed endpoint needs ${KEY_ENV} or --key-file", file=sys.stderr
         )
@@ -259,13 +260,13 @@ def parser() -> argparse.ArgumentParser:
     commands = _NoAbbreviations(subparsers)
     signing = commands.add_parser("sign", help=command_sign.__doc__)
     signing.add_argument("--body", default="", help="the exact body to sign; - reads it from standard input")
-    signing.add_argument("--key-file", help=f"a file holding the key (default: ${KEY_ENV}, then ${{MEDIAN_DEV_KEY}})")
+    signing.add_argument("--key-file", help=KEY_FILE_HELP)
     signing.set_defaults(run=command_sign)
     calling = commands.add_parser("call", help=command_call.__doc__)
     calling.add_argument("url", help="the endpoint, e.g. http://127.0.0.1:3000/ (make serve) or the deployed URL")
     _request_arguments(calling)
     calling.add_argument("--call-id", help="the callId of a tool call (default: none)")
-    calling.add_argument("--key-file", help=f"a file holding the key (default: ${KEY_ENV}, then ${{MEDIAN_DEV_KEY}})")
+    calling.add_argument("--key-file", help=KEY_FILE_HELP)
     calling.add_argument("--timeout", type=float, default=CALL_TIMEOUT_SECONDS, help="seconds to wait for the answer")
     calling.set_defaults(run=command_call)
     event = commands.add_parser("event", help=(command_event.__doc__ or "").split("\n", 1)[0])

@@ -109,6 +109,9 @@ class ErrorCode:
     """The `error.code` values an answer may carry."""
 
     UNAUTHORIZED = "unauthorized"
+    # The dev server's only (`make serve`): a request from another site's page, or by a
+    # name other than loopback's (DNS rebinding). A deployed endpoint never sends it.
+    FORBIDDEN = "forbidden"
     NO_KEY = "no_key"
     INVALID_MANIFEST = "invalid_manifest"
     METHOD_NOT_ALLOWED = "method_not_allowed"

@@ -64,6 +64,21 @@ def client() -> MedianTestClient:
     return MedianTestClient(TEST_KEY)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def dev_key_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The dev key file `make serve` and `python -m handler sign` share, for the whole run.
+
+    A temporary one, which no test finds already made: the suite never writes, reads or
+    replaces the clone's own `.median-dev-key`. Dev servers and CLIs the tests start inherit it.
+    """
+    from handler.local_key import DEV_KEY_FILE_ENV
+
+    path = tmp_path_factory.mktemp("dev-key") / ".median-dev-key"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(DEV_KEY_FILE_ENV, str(path))
+        yield path
+
+
 @pytest.fixture
 def clean_env() -> Iterator[pytest.MonkeyPatch]:
     with pytest.MonkeyPatch.context() as patch:

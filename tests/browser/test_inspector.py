@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from handler.cli import LOCAL_DEV_KEY
+from handler.local_key import dev_key
 from handler.manifest import build_manifest
 from handler.protocol import MAX_TOOLS, RISK_MEANINGS
 from handler.registry import load_tools
@@ -83,7 +83,7 @@ def test_calling_order_status_shows_200_and_the_status(inspector: LoadedPage, se
     order_status.get_by_text("The same signed request with curl").click()
     curl = order_status.locator("pre.curl").inner_text()
     assert '"orderNumber": "ORD-1042"' in curl and "median-signature: $(" in curl
-    assert LOCAL_DEV_KEY not in curl
+    assert dev_key() not in curl
     order_status.get_by_role("button", name="Copy curl").click()
     expect(order_status.locator(".copy-state")).to_have_text("Copied")
     assert page.evaluate("navigator.clipboard.readText()") == curl

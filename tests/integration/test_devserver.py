@@ -10,7 +10,7 @@ from urllib.error import HTTPError
 
 import pytest
 
-from handler.cli import LOCAL_DEV_KEY
+from handler.local_key import dev_key
 from handler.protocol import SIGNATURE_HEADER
 from handler.signature import sign
 from tests.devserver_process import REPO, running_devserver
@@ -40,7 +40,7 @@ def fetch(url: str, *, method: str = "GET", body: bytes | None = None, headers: 
 def test_a_signed_get_still_answers_the_manifest(server: DevServerProcess) -> None:
     # GIVEN the dev server, verifying with the local dev key
     # WHEN Median's GET arrives, signed with that key
-    status, _, body = fetch(server.url, headers={SIGNATURE_HEADER: sign(LOCAL_DEV_KEY, b"")})
+    status, _, body = fetch(server.url, headers={SIGNATURE_HEADER: sign(dev_key(), b"")})
     # THEN it answers the manifest through the handler
     assert status == 200
     assert "orderStatus" in [tool["name"] for tool in json.loads(body)["tools"]]

@@ -12,7 +12,8 @@ import pytest
 from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
 
 from handler.app import lambda_handler
-from handler.cli import LOCAL_DEV_KEY, main
+from handler.cli import main
+from handler.local_key import dev_key
 from handler.signature import matches, parse_header
 from handler.testing import TEST_KEY, FakeLambdaContext
 from scripts.sam_settings import load_template
@@ -127,7 +128,7 @@ def test_events_are_signed_with_the_dev_key_so_a_real_key_never_lands_on_disk(
     written = (tmp_path / "event.json").read_text() + env_file.read_text()
     assert "mk_live_real_key" not in written
     header = parse_header(event["headers"]["median-signature"])
-    assert matches(header, LOCAL_DEV_KEY, event["body"].encode())
+    assert matches(header, dev_key(), event["body"].encode())
 
 
 def test_sam_local_can_set_every_variable_the_env_file_sets(tmp_path: Path) -> None:
