@@ -38,6 +38,15 @@ KEY_MIN_REFRESH_SECONDS_ENV = "MEDIAN_KEY_MIN_REFRESH_SECONDS"
 KEY_MIN_REFRESH_SECONDS = 30
 KEY_JSON_MEMBER = "key"
 
+# --- The AWS Parameters and Secrets Lambda Extension (AWS's API, not Median's) ------
+# When the extension's own port variable is set (template.yaml sets it with the layer), the key
+# is read from its localhost API: GET <path>?secretId=<id>, the session token in this header.
+SECRETS_EXTENSION_PORT_ENV = "PARAMETERS_SECRETS_EXTENSION_HTTP_PORT"
+SECRETS_EXTENSION_HOST = "localhost"
+SECRETS_EXTENSION_PATH = "/secretsmanager/get"
+SECRETS_EXTENSION_TOKEN_HEADER = "X-Aws-Parameters-Secrets-Token"  # noqa: S105 - a header's name
+SECRETS_EXTENSION_TOKEN_ENV = "AWS_SESSION_TOKEN"  # noqa: S105 - the variable's name
+
 # --- At most once per callId (Powertools Idempotency over DynamoDB) -------------
 # Unset (make serve, tests): idempotency is off and every call runs its tool.
 IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE"
