@@ -36,6 +36,13 @@ KEY_CACHE_SECONDS_ENV = "MEDIAN_KEY_CACHE_SECONDS"
 KEY_CACHE_SECONDS = 300
 KEY_MIN_REFRESH_SECONDS_ENV = "MEDIAN_KEY_MIN_REFRESH_SECONDS"
 KEY_MIN_REFRESH_SECONDS = 30
+# How long past its cache lifetime a key that was good goes on verifying while every read of
+# the secret fails or finds it unusable: a Secrets Manager brown-out, or a policy change gone
+# wrong, leaves an operator an hour to fix before Median's calls fail; and a key the operator
+# has replaced stops being accepted within the hour even by a container that cannot read the
+# new one. A read that succeeds replaces the key at once.
+KEY_STALE_IF_ERROR_SECONDS_ENV = "MEDIAN_KEY_STALE_IF_ERROR_SECONDS"
+KEY_STALE_IF_ERROR_SECONDS = 3600
 KEY_JSON_MEMBER = "key"
 
 # --- The AWS Parameters and Secrets Lambda Extension (AWS's API, not Median's) ------
