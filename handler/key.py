@@ -65,10 +65,8 @@ def running_in_deployed_lambda() -> bool:
     return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME")) and os.environ.get("AWS_SAM_LOCAL") != "true"
 
 
-def key_from_secret_value(value: object) -> str:
-    """The key held by a secret's value: the trimmed string, or the trimmed "key" of a JSON object."""
-    if not isinstance(value, str):
-        raise KeyUnavailable("the secret holds binary data (SecretBinary), not a SecretString")
+def key_from_secret_value(value: str) -> str:
+    """The key held by a secret's SecretString: the trimmed string, or the trimmed "key" of a JSON object."""
     text = value.strip()
     if text.startswith("{"):
         try:
@@ -88,8 +86,8 @@ def key_from_secret_answer(answer: Mapping[str, Any]) -> str:
     """The key in a GetSecretValue answer, as boto3 or the extension gives it."""
     if isinstance(answer.get("SecretString"), str):
         return key_from_secret_value(answer["SecretString"])
-    if "SecretBinary" in answer:
-        return key_from_secret_value(answer["SecretBinary"])  # refused: binary is no key
+    if "SecretBinary" in answer:  # bytes from boto3, base64 text from the extension: no key either way
+        raise KeyUnavailable("the secret holds binary data (SecretBinary), not a SecretString")
     raise KeyUnavailable("the secret's answer holds neither a SecretString nor a SecretBinary")
 
 
