@@ -54,6 +54,13 @@ SECRETS_EXTENSION_PATH = "/secretsmanager/get"
 SECRETS_EXTENSION_TOKEN_HEADER = "X-Aws-Parameters-Secrets-Token"  # noqa: S105 - a header's name
 SECRETS_EXTENSION_TOKEN_ENV = "AWS_SESSION_TOKEN"  # noqa: S105 - the variable's name
 
+# --- Lambda SnapStart (AWS's names) ---------------------------------------------------------
+# Lambda sets this to "snap-start" while it initialises a function version for its snapshot
+# (and "on-demand" or "provisioned-concurrency" otherwise): the hooks of handler/snapstart.py
+# are registered only then.
+INITIALIZATION_TYPE_ENV = "AWS_LAMBDA_INITIALIZATION_TYPE"
+SNAPSTART_INITIALIZATION = "snap-start"
+
 # --- At most once per callId (Powertools Idempotency over DynamoDB) -------------
 # Unset (make serve, tests): idempotency is off and every call runs its tool.
 IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE"
