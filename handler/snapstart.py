@@ -55,6 +55,7 @@ def before_snapshot() -> None:
     # The key's refresh and the idempotency table read through boto3: imported, not used. A
     # module holds no credentials, and no client is made here.
     import boto3  # noqa: F401
+
     start_anew()
 
 
