@@ -367,7 +367,10 @@ class SecretsExtensionStandIn:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self.port = int(self._server.server_address[1])
-        self._thread = threading.Thread(target=self._server.serve_forever, name="secrets-extension", daemon=True)
+        # A short poll: close() waits for one, and a test opens and closes a stand-in of its own.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="secrets-extension", daemon=True
+        )
         self._thread.start()
 
     def close(self) -> None:
