@@ -40,7 +40,9 @@ MANIFEST = json.dumps(
                 "risk": "low",
                 "inputSchema": {
                     "type": "object",
-                    "properties": {"orderNumber": {"type": "string", "description": "The order number, like ORD-1042."}},
+                    "properties": {
+                        "orderNumber": {"type": "string", "description": "The order number, like ORD-1042."}
+                    },
                     "required": ["orderNumber"],
                     "additionalProperties": False,
                 },
