@@ -153,6 +153,17 @@ connection.request("GET", {SECRETS_EXTENSION_PATH!r} + query, headers={{{SECRETS
 secret = json.loads(connection.getresponse().read())""",
 )
 
+# What the standard library modules a cold GET imports beyond the extension floor cost it, one
+# group at a time: the handler's modules import these at the top.
+EXTENSION_FLOOR_IMPORTS = ("typing", "dataclasses", "pathlib, uuid")
+
+
+def with_imports(modules: str) -> str:
+    return FLOOR_EXTENSION_COLD.replace(
+        "import http.client, urllib.parse\n", f"import http.client, urllib.parse, {modules}\n"
+    )
+
+
 # The boto3 floor with the key read through Powertools Parameters' get_secret instead of a client
 # of one's own: what handler/key.py's own cache saves a cold GET that reads through boto3.
 FLOOR_GET_SECRET_COLD = FLOOR_COLD.replace(
@@ -747,6 +758,10 @@ def measure(
                     floor("the boto3 floor, key through Powertools' get_secret", FLOOR_GET_SECRET_COLD, serve_boto3),
                     floor_boto3,
                 ),
+                *[
+                    (floor(f"the extension floor + import {modules}", with_imports(modules), serve), floor_extension)
+                    for modules in EXTENSION_FLOOR_IMPORTS
+                ],
                 (
                     endpoint(
                         "cold GET (extension), Powertools' event data classes imported",
@@ -777,6 +792,14 @@ def measure(
                         shipped,
                     ),
                     floor_boto3,
+                ),
+                (
+                    endpoint(
+                        "cold POST (extension), pydantic's plugin scan off (PYDANTIC_DISABLE_PLUGINS)",
+                        post_event,
+                        {**serve, "PYDANTIC_DISABLE_PLUGINS": "__all__"},
+                    ),
+                    post_extension,
                 ),
                 (floor_with_libraries, floor_boto3),
                 (post_boto3, floor_with_libraries),
