@@ -8,6 +8,7 @@ Each way a header can be wrong raises SignatureError with its own reason, so tha
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
@@ -110,8 +111,22 @@ def _fresh(timestamp_text: str, signatures: tuple[str, ...], now: float | None) 
     return SignatureHeader(timestamp_text, signatures)
 
 
+@functools.lru_cache(maxsize=4)  # the key in use, and the next one while it is rotated
+def _keyed(key: str) -> hmac.HMAC:
+    """HMAC-SHA256 with the key set and nothing hashed yet.
+
+    Each signature copies it (HMAC.copy, which the hmac docs give for messages that share a
+    prefix; here, the key's padding): 3.8 us instead of 5.2 for hmac.new on this machine, and a
+    warm GET's 2x holds on it (bench/README.md, "warm GET"). It holds nothing the key source
+    does not, and is made at a request's first verification, never before a snapshot.
+    """
+    return hmac.new(key.encode("utf-8"), digestmod=hashlib.sha256)
+
+
 def compute_signature(key: str, timestamp: str | int, body: bytes) -> str:
-    return hmac.new(key.encode("utf-8"), f"{timestamp}.".encode("ascii") + body, hashlib.sha256).hexdigest()
+    mac = _keyed(key).copy()
+    mac.update(f"{timestamp}.".encode("ascii") + body)
+    return mac.hexdigest()
 
 
 def matches(header: SignatureHeader, key: str, body: bytes) -> bool:
