@@ -793,14 +793,6 @@ def measure(
                     ),
                     floor_boto3,
                 ),
-                (
-                    endpoint(
-                        "cold POST (extension), pydantic's plugin scan off (PYDANTIC_DISABLE_PLUGINS)",
-                        post_event,
-                        {**serve, "PYDANTIC_DISABLE_PLUGINS": "__all__"},
-                    ),
-                    post_extension,
-                ),
                 (floor_with_libraries, floor_boto3),
                 (post_boto3, floor_with_libraries),
             ]
