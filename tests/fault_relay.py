@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import re
 import socket
 import struct
 import threading
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 _CHUNK = 65536
 # How often a stalled or idle pump looks up from its socket: the fault may change meanwhile.
 _POLL_SECONDS = 0.05
+# A request line at the start of a chunk: what `requests` counts (a body may follow in other chunks).
+_REQUEST_LINE = re.compile(rb"[A-Z]+ \S+ HTTP/1\.[01]\r\n")
 
 
 class Fault(enum.Enum):
@@ -135,17 +138,13 @@ class FaultRelay:
                 _reset(client)
                 break
             if fault is Fault.DROP_AFTER_REQUEST:
-                answering.clear()
-            with self._lock:
-                self.requests += 1
+                answering.clear()  # the service's answer, when it comes, closes the line instead
+            if _REQUEST_LINE.match(data):
+                with self._lock:
+                    self.requests += 1
             try:
                 upstream.sendall(data)
             except OSError:
-                break
-            if fault is Fault.DROP_AFTER_REQUEST:
-                # Let the service read and act on the request before the line goes dead.
-                self._closed.wait(0.2)
-                _close(client)
                 break
         _close(upstream)
         _close(client)
@@ -161,8 +160,10 @@ class FaultRelay:
                 break
             if not data:
                 break
-            if not answering.is_set() or self.fault is Fault.STALL:
-                continue  # the answer is lost on the way back
+            if not answering.is_set():
+                break  # the service acted on the request; its answer is lost with the line
+            if self.fault is Fault.STALL:
+                continue  # the answer is held back for good
             try:
                 client.sendall(data)
             except OSError:
