@@ -55,7 +55,7 @@ def test_the_prebuilt_manifest_is_byte_for_byte_the_one_get_builds_from_the_tool
     # THEN both are the same bytes, and a manifest with the example tools
     assert served["statusCode"] == 200
     assert served["body"] == prebuilt
-    assert "orderStatus" in [tool["name"] for tool in json.loads(prebuilt)["tools"]]
+    assert "ticketStatus" in [tool["name"] for tool in json.loads(prebuilt)["tools"]]
 
 
 def test_a_cold_get_imports_neither_pydantic_nor_the_tools_nor_powertools(
@@ -96,4 +96,4 @@ def test_an_empty_prebuilt_file_is_ignored_and_the_manifest_built_from_the_tools
     started = cold_start(signed_event("GET"), artifact, lambda_env)
     # THEN it serves the manifest built from the tools, not an empty body
     assert started.answer.status == 200
-    assert "orderStatus" in [tool["name"] for tool in started.answer.body["tools"]]
+    assert "ticketStatus" in [tool["name"] for tool in started.answer.body["tools"]]

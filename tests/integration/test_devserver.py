@@ -43,7 +43,7 @@ def test_a_signed_get_still_answers_the_manifest(server: DevServerProcess) -> No
     status, _, body = fetch(server.url, headers={SIGNATURE_HEADER: sign(LOCAL_DEV_KEY, b"")})
     # THEN it answers the manifest through the handler
     assert status == 200
-    assert "orderStatus" in [tool["name"] for tool in json.loads(body)["tools"]]
+    assert "ticketStatus" in [tool["name"] for tool in json.loads(body)["tools"]]
 
 
 def test_other_methods_still_get_405(server: DevServerProcess) -> None:
@@ -90,7 +90,7 @@ def test_the_inspector_refuses_a_foreign_host(server: DevServerProcess) -> None:
 
 def test_the_curl_command_from_a_call_runs_as_printed(server: DevServerProcess, tmp_path: Path) -> None:
     # GIVEN a call made from the inspector
-    request = json.dumps({"op": "call", "tool": "orderStatus", "input": {"orderNumber": "ORD-1042"}}).encode()
+    request = json.dumps({"op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}}).encode()
     status, _, body = fetch(
         f"{server.inspector_url}/api/call",
         method="POST",

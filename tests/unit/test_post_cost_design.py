@@ -74,8 +74,8 @@ def test_a_tools_output_is_serialised_once_and_sent_as_it_was_checked(
 
 
 def warm_call_in_lambda(client: MedianTestClient) -> TestAnswer:
-    """An orderStatus call with a Lambda context (so the tool's time limit is armed), after a first one."""
-    body = call_body("orderStatus", {"orderNumber": "ORD-1042"}, callId="call_warm")
+    """An ticketStatus call with a Lambda context (so the tool's time limit is armed), after a first one."""
+    body = call_body("ticketStatus", {"ticketNumber": "TCK-1042"}, callId="call_warm")
     client.send(signed_event("POST", body), FakeLambdaContext())
     return client.send(signed_event("POST", body), FakeLambdaContext())
 
