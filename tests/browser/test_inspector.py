@@ -12,7 +12,6 @@ import pytest
 from handler.cli import LOCAL_DEV_KEY
 from handler.manifest import build_manifest
 from handler.protocol import MAX_TOOLS, RISK_MEANINGS
-from handler.registry import load_tools
 from tests.browser.conftest import PHONE, WIDE, open_page
 from tests.browser.screenshot import fingerprint, keep_current, stored_fingerprint
 from tests.devserver_process import REPO, running_devserver
@@ -20,6 +19,7 @@ from tests.devserver_process import REPO, running_devserver
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
 
+    from handler.registry import Registry
     from tests.browser.conftest import LoadedPage
     from tests.devserver_process import DevServerProcess
 
@@ -46,9 +46,12 @@ def call_ticket_status(page: Page, ticket_number: str) -> Locator:
     return ticket_status
 
 
-def test_every_tool_has_a_card_with_its_risk_in_plain_words(inspector: LoadedPage, server: DevServerProcess) -> None:
-    # GIVEN the example tools, and the manifest GET serves for them
-    tools = build_manifest(load_tools())[0]["tools"]
+def test_every_tool_has_a_card_with_its_risk_in_plain_words(
+    inspector: LoadedPage, server: DevServerProcess, sample_tools: Registry
+) -> None:
+    # GIVEN the sample tools the server serves, and the manifest GET serves for them
+    tools = build_manifest(sample_tools)[0]["tools"]
+    assert len(tools) == 4
     page = inspector.page
     # WHEN the inspector has loaded
     expect(page.locator("article.card")).to_have_count(len(tools))
@@ -76,9 +79,9 @@ def test_calling_ticket_status_shows_200_and_the_status(inspector: LoadedPage, s
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url.rstrip("/"))
     # WHEN ticketStatus is called for TCK-1042
     ticket_status = call_ticket_status(page, "TCK-1042")
-    # THEN the handler's 200 and the order's status are shown
+    # THEN the handler's 200 and the ticket's status are shown
     expect(ticket_status.locator(".result .status")).to_have_text("200 OK")
-    expect(ticket_status.locator(".result pre.json")).to_contain_text('"status": "shipped"')
+    expect(ticket_status.locator(".result pre.json")).to_contain_text('"status": "waiting"')
     # AND a curl command for the same request, with the key left out, is offered
     ticket_status.get_by_text("The same signed request with curl").click()
     curl = ticket_status.locator("pre.curl").inner_text()
@@ -103,22 +106,22 @@ def test_an_empty_required_field_shows_the_422_details_beside_it(inspector: Load
 
 
 def test_an_integer_field_refuses_decimals_before_any_call(inspector: LoadedPage) -> None:
-    # GIVEN setPriority, whose quantity is an integer
+    # GIVEN setPriority, whose priority is an integer
     page = inspector.page
     change = card(page, "setPriority")
     change.get_by_label("ticketNumber").fill("TCK-1043")
-    change.get_by_label("item").fill("notebook")
+    change.get_by_label("queue").fill("shipping")
     # WHEN a decimal is entered and the call is made
-    change.get_by_label("quantity").fill("2.5")
+    change.get_by_label("priority").fill("2.5")
     change.get_by_role("button", name="Call setPriority").click()
     # THEN the field says so, and nothing is sent
-    expect(change.locator('[data-field="quantity"] .field-error')).to_contain_text("whole number")
+    expect(change.locator('[data-field="priority"] .field-error')).to_contain_text("whole number")
     expect(change.locator(".result")).to_have_text("No call yet. Fill in the form and press Call.")
     assert not [url for url in inspector.requests if url.endswith("/api/call")]
 
 
 def test_diagnostics_runs_from_its_button(inspector: LoadedPage) -> None:
-    # GIVEN the example tools, which declare diagnostics
+    # GIVEN the sample tools, which declare diagnostics
     page = inspector.page
     # WHEN its button is pressed
     page.get_by_role("button", name="Run diagnostics").click()
@@ -197,7 +200,7 @@ def test_sync_problems_are_listed_and_no_diagnostics_is_offered(
             '''
         )
     )
-    with running_devserver(project, cwd=project) as server:
+    with running_devserver(project, cwd=project, tools_package=None) as server:
         context, loaded = open_page(browser, server.inspector_url, WIDE)
         page = loaded.page
         # WHEN the inspector loads them
