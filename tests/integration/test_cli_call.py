@@ -50,7 +50,7 @@ def test_call_runs_a_tool(dev_server: str, median_key: pytest.MonkeyPatch, capsy
     # THEN the tool's answer comes back with 200
     out, err = capsys.readouterr()
     assert status == 0 and "-> 200" in err
-    assert json.loads(out)["output"]["status"] == "shipped"
+    assert json.loads(out)["output"]["status"] == "waiting"
 
 
 def test_call_runs_diagnostics(

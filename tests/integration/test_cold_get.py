@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from handler.registry import Registry
-
     from mypy_boto3_secretsmanager import SecretsManagerClient
+
+    from handler.registry import Registry
 
 
 @pytest.fixture(autouse=True)

@@ -78,7 +78,12 @@ def test_the_startup_post_example_calls_the_first_tool_served_and_runs_as_printe
     body_line, curl_line = lines[start : start + 2]
     # WHEN they are pasted into a shell in the project folder
     ran = subprocess.run(  # noqa: S603 - the command under test
-        ["/bin/bash", "-c", f"{body_line}\n{curl_line}"], cwd=REPO, capture_output=True, text=True, timeout=60, check=False
+        ["/bin/bash", "-c", f"{body_line}\n{curl_line}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     # THEN they call the first tool served (not a tool the project may have deleted), every required
     # field given, and the tool itself answers: a placeholder ticket number is no ticket it knows

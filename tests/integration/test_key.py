@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from handler.testing import TestAnswer
     from tests.conftest import EventBuilder, LogCapture
 
+# The calls go to the sample tools (tests/sample_tools/).
+pytestmark = pytest.mark.usefixtures("sample_tools")
+
 NO_KEY_MESSAGE = "The server has no usable Median key to verify with."
 KEY = "mk_live_5f4dcc3b5aa765d61d8327deb882cf99"
 
@@ -71,7 +74,9 @@ def test_the_key_is_read_once_and_kept_for_the_warm_container(
     secrets.delete_secret(SecretId=use_secret, ForceDeleteWithoutRecovery=True)
     # THEN the next request still verifies, from the cached key
     assert (
-        invoke(make_event("http_api_v2", "POST", call_body("ticketStatus", {"ticketNumber": "TCK-1042"}), key=KEY)).status
+        invoke(
+            make_event("http_api_v2", "POST", call_body("ticketStatus", {"ticketNumber": "TCK-1042"}), key=KEY)
+        ).status
         == 200
     )
 

@@ -43,12 +43,12 @@ def test_the_name_defaults_to_the_function_name_in_camel_case(scratch_registry: 
     # GIVEN a tool declared with only its risk
     @tool(risk="low")
     def look_up_ticket_status(args: LookupInput) -> str:
-        """Look up an order."""
+        """Look up a ticket."""
         return "ok"
 
     # WHEN it is registered
     # THEN its name is the function's, in camelCase
-    assert _last(scratch_registry).name == "lookUpOrderStatus"
+    assert _last(scratch_registry).name == "lookUpTicketStatus"
 
 
 def test_the_description_is_the_docstring_without_its_indentation(scratch_registry: Registry) -> None:

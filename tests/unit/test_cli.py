@@ -20,7 +20,9 @@ from scripts.sam_settings import load_template
 if TYPE_CHECKING:
     from pathlib import Path
 
-ORDER_INPUT = '{"ticketNumber":"TCK-1042"}'
+    from handler.registry import Registry
+
+TICKET_INPUT = '{"ticketNumber":"TCK-1042"}'
 
 
 def run_cli(
@@ -97,10 +99,10 @@ def write_event(tmp_path: Path, *request: str) -> tuple[dict[str, Any], Path]:
 
 @pytest.mark.parametrize(
     ("request_options", "method"),
-    [([], "GET"), (["--tool", "ticketStatus", "--input", ORDER_INPUT], "POST"), (["--diagnostics"], "POST")],
+    [([], "GET"), (["--tool", "ticketStatus", "--input", TICKET_INPUT], "POST"), (["--diagnostics"], "POST")],
 )
 def test_generated_events_are_payload_2_events_that_sam_local_answers_200(
-    tmp_path: Path, clean_env: pytest.MonkeyPatch, request_options: list[str], method: str
+    sample_tools: Registry, tmp_path: Path, clean_env: pytest.MonkeyPatch, request_options: list[str], method: str
 ) -> None:
     # GIVEN an event and the --env-vars file written as `make invoke` writes them
     event, env_file = write_event(tmp_path, *request_options)
@@ -113,7 +115,7 @@ def test_generated_events_are_payload_2_events_that_sam_local_answers_200(
     assert parsed.version == "2.0" and parsed.requestContext.http.method == method
     assert answer["statusCode"] == 200, answer["body"]
     if "--tool" in request_options:
-        assert json.loads(answer["body"])["output"]["status"] == "shipped"
+        assert json.loads(answer["body"])["output"]["status"] == "waiting"
 
 
 def test_events_are_signed_with_the_dev_key_so_a_real_key_never_lands_on_disk(
@@ -122,7 +124,7 @@ def test_events_are_signed_with_the_dev_key_so_a_real_key_never_lands_on_disk(
     # GIVEN a real key in $MEDIAN_KEY, as someone who just called the deployed endpoint has
     clean_env.setenv("MEDIAN_KEY", "mk_live_real_key_0123456789")
     # WHEN they write an event for sam local
-    event, env_file = write_event(tmp_path, "--tool", "ticketStatus", "--input", ORDER_INPUT)
+    event, env_file = write_event(tmp_path, "--tool", "ticketStatus", "--input", TICKET_INPUT)
     # THEN neither file holds the real key: the event verifies under the local dev key
     written = (tmp_path / "event.json").read_text() + env_file.read_text()
     assert "mk_live_real_key" not in written
@@ -149,7 +151,7 @@ def test_sam_local_can_set_every_variable_the_env_file_sets(tmp_path: Path) -> N
     [
         (["event", "--tool", "ticketStatus", "--input", "[1]"], "must be a JSON object"),
         (["event", "--tool", "ticketStatus", "--input", "{nope"], "is not JSON"),
-        (["event", "--input", ORDER_INPUT], "--input goes with --tool"),
+        (["event", "--input", TICKET_INPUT], "--input goes with --tool"),
         (["call", "ftp://example.com/"], "is not an http(s) URL"),
     ],
 )

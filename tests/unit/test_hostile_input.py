@@ -15,6 +15,7 @@ import string
 import time
 from typing import Any
 
+import pytest
 from hypothesis import currently_in_test_context, event, example, given
 from hypothesis import strategies as st
 
@@ -24,10 +25,13 @@ from handler.signature import compute_signature, sign
 from handler.testing import TEST_KEY, FakeLambdaContext, call_body, dev_key, http_event, signed_event
 from tests.conftest import SHAPES, build_event
 
+# Every request may reach a tool: the sample tools (tests/sample_tools/) are served.
+pytestmark = pytest.mark.usefixtures("sample_tools")
+
 # 504 is left out: no generated request reaches a tool slow enough to time out.
 ALLOWED_STATUSES = {200, 400, 401, 404, 405, 409, 413, 422, 500}
 FORGED_KEY = "mk_forged_0123456789abcdef"
-# A read-only example tool: a generated call may reach it without changing the sample store.
+# A read-only sample tool: a generated call may reach it without changing the sample desk.
 LOOKUP_BODY = call_body("ticketStatus", {"ticketNumber": "TCK-1042"}, callId="call_fuzz")
 
 

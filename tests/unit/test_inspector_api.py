@@ -6,18 +6,21 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from pydantic import BaseModel
 
 from devserver.inspector import route
 from handler.manifest import build_manifest
 from handler.protocol import KEY_SECRET_ENV, RISKS
 from handler.registry import Tool, load_tools, registry
 from handler.testing import TEST_KEY, dev_key
-from tests.sample_tools.tickets import TicketStatusInput
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from devserver.inspector import Reply
+
+# The inspector shows and calls the sample tools (tests/sample_tools/).
+pytestmark = pytest.mark.usefixtures("sample_tools")
 
 PORT = 3000
 LOCAL = {"host": f"127.0.0.1:{PORT}"}
@@ -40,7 +43,7 @@ def call(document: dict[str, Any], headers: dict[str, str] | None = None) -> tup
 
 
 def test_the_manifest_view_is_what_the_checker_builds() -> None:
-    # GIVEN the example tools
+    # GIVEN the sample tools
     manifest, problems = build_manifest(load_tools())
     # WHEN the page asks for the manifest
     reply = get("/_inspector/api/manifest")
@@ -55,9 +58,13 @@ def test_the_manifest_view_is_what_the_checker_builds() -> None:
     assert view["signing"]["available"] is True
 
 
+class BugInput(BaseModel):
+    summary: str
+
+
 def test_the_manifest_view_lists_every_sync_problem(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a tool that takes a name Median reserves
-    reserved = Tool("reportBug", "Files a bug.", "low", TicketStatusInput, lambda args: {}, "args", None)
+    reserved = Tool("reportBug", "Files a bug.", "low", BugInput, lambda args: {}, "args", None)
     monkeypatch.setattr(registry, "tools", [*registry.tools, reserved])
     # WHEN the page asks for the manifest
     view = json.loads(get("/_inspector/api/manifest").body)
@@ -74,7 +81,7 @@ def test_a_call_goes_through_the_handler_signed_with_the_dev_key() -> None:
     # THEN the handler verified the signature and ran the tool with a fresh callId
     assert status == 200
     assert reply["status"] == 200
-    assert reply["answer"]["output"]["status"] == "shipped"
+    assert reply["answer"]["output"]["status"] == "waiting"
     assert reply["callId"].startswith("call_")
     sent = json.loads(reply["request"])
     assert sent["callId"] == reply["callId"]
@@ -117,7 +124,7 @@ def test_a_missing_required_field_comes_back_as_the_handlers_422() -> None:
 
 
 def test_diagnostics_runs_the_declared_function() -> None:
-    # GIVEN the example tools, which declare diagnostics
+    # GIVEN the sample tools, which declare diagnostics
     # WHEN the page runs diagnostics
     _, reply = call({"op": "diagnostics"})
     # THEN the handler ran it; a diagnostics op carries no callId

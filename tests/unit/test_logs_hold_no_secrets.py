@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+import pytest
+
 from handler.protocol import SIGNATURE_HEADER, TOOL_TIME_MARGIN_SECONDS
 from handler.signature import sign
 from handler.testing import TEST_KEY, FakeLambdaContext, call_body, http_event, signed_event
@@ -13,6 +15,9 @@ if TYPE_CHECKING:
     from handler.testing import MedianTestClient
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
+
+# The calls go to the sample tools (tests/sample_tools/).
+pytestmark = pytest.mark.usefixtures("sample_tools")
 
 # Values a customer might type, distinct enough that any echo of them is unmistakable.
 INPUT_VALUES = ("TCK-SECRET-7781", "Jane Secretname", "card ending 4242 zq", "refund me zq19")
@@ -33,7 +38,9 @@ def test_no_log_line_holds_the_key_a_signature_or_an_input_value(
         signed_event("POST", call_body("ticketStatus", {"ticketNumber": order, "extra": card})),
         signed_event("POST", call_body("ticketStatus", {"ticketNumber": 42, "note": note})),
         signed_event("POST", call_body("noSuchTool", {"ticketNumber": order})),
-        signed_event("POST", b'{"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":"' + note.encode()),
+        signed_event(
+            "POST", b'{"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":"' + note.encode()
+        ),
         signed_event("POST", call_body("ticketStatus", {"ticketNumber": order}), key=FORGED_KEY),
         signed_event("POST", call_body("ticketStatus", {"ticketNumber": card}), timestamp=1),
         http_event("POST", call_body("ticketStatus", {"ticketNumber": name})),

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 
+# The calls go to the sample tools (tests/sample_tools/).
+pytestmark = pytest.mark.usefixtures("sample_tools")
+
 # A traced invocation's id, as Lambda hands it to the function when tracing is active.
 TRACE_HEADER = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
 # What a cold container does in these subprocess tests: one GET and one call, as Median would.

@@ -367,13 +367,3 @@ def test_build_manifest_reports_every_broken_rule_of_a_registered_tool_set() -> 
         "requestHandoff: name: is reserved by Median; choose another name",
     ]
     assert manifest["diagnostics"] is False
-
-
-def test_the_shipped_tools_break_no_rule() -> None:
-    # GIVEN the tools in tools/ (the test suite fails on what `make check` refuses)
-    from handler.registry import load_tools
-
-    # WHEN their manifest is built
-    _, problems = build_manifest(load_tools())
-    # THEN Median would accept it
-    assert [str(problem) for problem in problems] == []

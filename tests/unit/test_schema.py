@@ -254,12 +254,15 @@ def test_a_refused_field_fails_the_manifest_naming_tool_field_and_rule(scratch_r
     ]
 
 
-def test_a_number_too_large_for_a_double_is_invalid_input_not_a_crash(client: MedianTestClient) -> None:
-    # GIVEN a float field and an integer far beyond a double's range (valid JSON, no 1e400 literal)
+def test_a_number_too_large_for_a_double_is_invalid_input_not_a_crash(
+    sample_tools: Registry, client: MedianTestClient
+) -> None:
+    # GIVEN a float field (the sample issueCredit's amount) and an integer far beyond a double's range
+    # (valid JSON, no 1e400 literal)
     body = (
         b'{"version":1,"op":"call","tool":"issueCredit","input":{"ticketNumber":"TCK-1042","amount":1'
         + b"0" * 400
-        + b',"reason":"late"}}'
+        + b',"reason":"outage"}}'
     )
     # WHEN it is sent as Median would
     answer = client.send(signed_event("POST", body))
