@@ -10,15 +10,25 @@ from __future__ import annotations
 import os
 import sys
 
-from devserver.curl import get_command, post_command
+from devserver.curl import example_call, get_command, post_command
 from devserver.dev_key import use_dev_key
 from devserver.inspector import INSPECTOR_PATH
 from devserver.server import DevServer
 from handler.local_key import DevKeyUnavailable
 from handler.protocol import KEY_SECRET_ENV
-from handler.testing import call_body
 
 DEFAULT_PORT = 3000
+
+
+def _served_manifest() -> dict[str, object] | None:
+    """The manifest of the tools served, for the example call; None if they fail to load."""
+    from handler.manifest import build_manifest
+    from handler.registry import load_tools
+
+    try:
+        return build_manifest(load_tools())[0]
+    except Exception:  # the author's own code: GET and the inspector say what broke
+        return None
 
 
 def main() -> int:
@@ -33,7 +43,7 @@ def main() -> int:
             return 2
     server = DevServer(port)
     url = server.url
-    example = post_command(url, call_body("orderStatus", {"orderNumber": "ORD-1042"}))
+    example = post_command(url, example_call(_served_manifest()))
     indented = "\n".join(f"  {line}" for line in example.splitlines())
     print(
         f"Serving the Median endpoint on {url}\n"

@@ -214,6 +214,15 @@ def command_check(_: argparse.Namespace) -> int:
 
     tools = manifest["tools"]
     assert isinstance(tools, list)
+    if not tools:
+        from handler.registry import tools_package
+
+        folder = tools_package().replace(".", "/")
+        print(
+            f"OK: no tools yet: the manifest is empty, which Median accepts. Add one in {folder}/ "
+            '(README, "Add a tool").'
+        )
+        return 0
     print(
         f"OK: {len(tools)}/{MAX_TOOLS} tools, {manifest_size(manifest):,}/{MAX_MANIFEST_BYTES:,} bytes, "
         f"diagnostics {'on' if manifest['diagnostics'] else 'off'}. Median would accept this manifest."

@@ -93,6 +93,13 @@ RISK_MEANINGS = {
 }
 SCALAR_TYPES = ("string", "number", "integer", "boolean")
 
+# --- The tools package ---------------------------------------------------------------
+# The package whose modules hold the endpoint's tools: `tools/`, beside `handler/`.
+TOOLS_PACKAGE = "tools"
+# Names another importable package to serve instead (dotted, e.g. `tests.sample_tools`). Unset
+# everywhere a user works; the framework's own tests set it, so they never depend on `tools/`.
+TOOLS_PACKAGE_ENV = "MEDIAN_TOOLS_PACKAGE"
+
 # --- The prebuilt manifest ---------------------------------------------------------
 # `sam build` writes GET's answer, as `python -m handler manifest` prints it, to this file
 # beside handler/app.py in the artifact; GET serves it without importing the tools or pydantic.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-TOOLS_PACKAGE = "tools"
+from handler.protocol import TOOLS_PACKAGE, TOOLS_PACKAGE_ENV
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,14 @@ registry = Registry()
 _loaded_packages: set[str] = set()
 
 
-def load_tools(package: str = TOOLS_PACKAGE) -> Registry:
+def tools_package() -> str:
+    """The package served: `tools`, unless $MEDIAN_TOOLS_PACKAGE names another (the framework's tests do)."""
+    return os.environ.get(TOOLS_PACKAGE_ENV, "").strip() or TOOLS_PACKAGE
+
+
+def load_tools(package: str | None = None) -> Registry:
     """Import every module of the tools package, but those whose names start with `_`, once."""
+    package = package or tools_package()
     if package not in _loaded_packages:
         imported = importlib.import_module(package)
         for module in pkgutil.iter_modules(imported.__path__):

@@ -14,6 +14,7 @@ and goes through `lambda_handler` exactly as a deployed request would.
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
 import os
 import shutil
@@ -33,7 +34,7 @@ from handler.protocol import (
     PROTOCOL_VERSION,
     SIGNATURE_HEADER,
 )
-from handler.registry import TOOLS_PACKAGE
+from handler.registry import tools_package
 from handler.signature import sign
 
 if TYPE_CHECKING:
@@ -251,11 +252,19 @@ class ColdStart:
 
 
 def lay_out_artifact(directory: Path, *, prebuilt_manifest: bool = True) -> Path:
-    """handler/ and tools/ copied to `directory` as `sam build` lays them out, with the manifest
-    the build writes (`python -m handler manifest`) when `prebuilt_manifest`."""
+    """handler/ and the tools package copied to `directory` as `sam build` lays them out, with the
+    manifest the build writes (`python -m handler manifest`) when `prebuilt_manifest`.
+
+    The tools package is the one served here: `tools`, or the one $MEDIAN_TOOLS_PACKAGE names,
+    copied to the same import path (give `cold_start` the same variable to serve it).
+    """
     ignore = shutil.ignore_patterns("__pycache__", PREBUILT_MANIFEST_FILE)
-    for package in ("handler", TOOLS_PACKAGE):
-        shutil.copytree(_PROJECT_ROOT / package, directory / package, ignore=ignore)
+    package = tools_package()
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError(f"{package} is not a package that can be imported from here")
+    shutil.copytree(_PROJECT_ROOT / "handler", directory / "handler", ignore=ignore)
+    shutil.copytree(spec.submodule_search_locations[0], directory.joinpath(*package.split(".")), ignore=ignore)
     if prebuilt_manifest:
         printed = subprocess.run(
             [sys.executable, "-m", "handler", "manifest"], cwd=_PROJECT_ROOT, check=True, capture_output=True
