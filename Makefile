@@ -90,6 +90,14 @@ build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no 
 validate: $(SAM_INSTALLED) ## sam validate --lint: the template, checked by cfn-lint
 	$(SAM) validate --lint
 
+# AWS Labs' serverless rules for cfn-lint (cfn-lint-serverless, in the SAM CLI's venv), after
+# sam validate's own cfn-lint run: an error (E, ES) fails, a warning (W, WS) is printed. The
+# template silences the rules that do not apply to it, each with its reason, in Metadata.
+.PHONY: validate-serverless
+validate: validate-serverless
+validate-serverless: $(SAM_INSTALLED)
+	$(SAM_VENV)/bin/cfn-lint template.yaml --append-rules cfn_lint_serverless.rules --non-zero-exit-code error
+
 # sam build runs this (template.yaml: BuildMethod makefile) in this directory, with
 # ARTIFACTS_DIR set; samconfig.toml's build_in_source spares it a copy of .venv. The
 # manifest check fails the build first; the wheels are Linux ones for the template's
