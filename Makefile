@@ -24,6 +24,7 @@ $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group dev
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group translator --no-deps
 	@touch $@
 
 install: $(INSTALLED) ## Create .venv and install the runtime, test and lint dependencies
