@@ -87,8 +87,9 @@ $(SAM_INSTALLED): pyproject.toml $(INSTALLED)
 build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
 	$(SAM) build
 
-validate: $(SAM_INSTALLED) ## sam validate --lint: the template, checked by cfn-lint
+validate: $(SAM_INSTALLED) ## sam validate --lint: the template and the pipeline's role template, by cfn-lint
 	$(SAM) validate --lint
+	$(SAM) validate --lint --template pipeline/oidc-role.yaml
 
 # sam build runs this (template.yaml: BuildMethod makefile) in this directory, with
 # ARTIFACTS_DIR set; samconfig.toml's build_in_source spares it a copy of .venv. The
@@ -168,3 +169,17 @@ bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the flo
 .PHONY: test-browser
 test-browser: $(INSTALLED) ## Run the inspector's tests in headless Chromium (apt-get install chromium)
 	$(BIN)/python -m pytest -m browser tests/browser
+
+# --- GitHub pipeline (issue 12) ------------------------------------------------------
+# .github/workflows/ as GitHub would read them (its workflow schema) and as zizmor audits them
+# (pinning, permissions, injection), both offline, in their own group so `make install` stays light.
+CI_LINT_INSTALLED := $(VENV)/.ci-lint-installed
+.PHONY: lint-workflows
+
+$(CI_LINT_INSTALLED): pyproject.toml $(INSTALLED)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group ci-lint
+	@touch $@
+
+lint-workflows: $(CI_LINT_INSTALLED) ## Check .github/workflows: GitHub's schema (check-jsonschema) and zizmor, offline
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(BIN)/zizmor --offline .github/workflows
