@@ -171,8 +171,8 @@ test-browser: $(INSTALLED) ## Run the inspector's tests in headless Chromium (ap
 	$(BIN)/python -m pytest -m browser tests/browser
 
 # --- GitHub pipeline (issue 12) ------------------------------------------------------
-# .github/workflows/ as GitHub would read them (its workflow schema) and as zizmor audits them
-# (pinning, permissions, injection), both offline, in their own group so `make install` stays light.
+# .github/ as GitHub would read it (its workflow and Dependabot schemas) and as zizmor audits it
+# (pinning, permissions, injection, Dependabot's cooldown), both offline, in their own group so `make install` stays light.
 CI_LINT_INSTALLED := $(VENV)/.ci-lint-installed
 .PHONY: lint-workflows
 
@@ -180,6 +180,7 @@ $(CI_LINT_INSTALLED): pyproject.toml $(INSTALLED)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group ci-lint
 	@touch $@
 
-lint-workflows: $(CI_LINT_INSTALLED) ## Check .github/workflows: GitHub's schema (check-jsonschema) and zizmor, offline
+lint-workflows: $(CI_LINT_INSTALLED) ## Check .github/: GitHub's schemas (check-jsonschema) and zizmor's audits, offline
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
-	$(BIN)/zizmor --offline .github/workflows
+	$(BIN)/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
+	$(BIN)/zizmor --offline .github
