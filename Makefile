@@ -88,8 +88,9 @@ $(SAM_INSTALLED): pyproject.toml $(INSTALLED)
 build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
 	$(SAM) build
 
-validate: $(SAM_INSTALLED) ## sam validate --lint: the template, checked by cfn-lint
+validate: $(SAM_INSTALLED) ## sam validate --lint: the template and the pipeline's role template, by cfn-lint
 	$(SAM) validate --lint
+	$(SAM) validate --lint --template pipeline/oidc-role.yaml
 
 # AWS Labs' serverless rules for cfn-lint (cfn-lint-serverless, in the SAM CLI's venv), after
 # sam validate's own cfn-lint run: an error (E, ES) fails, a warning (W, WS) is printed. The
@@ -177,3 +178,18 @@ bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the flo
 .PHONY: test-browser
 test-browser: $(INSTALLED) ## Run the inspector's tests in headless Chromium (apt-get install chromium)
 	$(BIN)/python -m pytest -m browser tests/browser
+
+# --- GitHub pipeline (issue 12) ------------------------------------------------------
+# .github/ as GitHub would read it (its workflow and Dependabot schemas) and as zizmor audits it
+# (pinning, permissions, injection, Dependabot's cooldown), both offline, in their own group so `make install` stays light.
+CI_LINT_INSTALLED := $(VENV)/.ci-lint-installed
+.PHONY: lint-workflows
+
+$(CI_LINT_INSTALLED): pyproject.toml $(INSTALLED)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group ci-lint
+	@touch $@
+
+lint-workflows: $(CI_LINT_INSTALLED) ## Check .github/: GitHub's schemas (check-jsonschema) and zizmor's audits, offline
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(BIN)/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
+	$(BIN)/zizmor --offline .github
