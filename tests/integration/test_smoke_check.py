@@ -53,7 +53,7 @@ def endpoint(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> It
     name = f"median/smoke/{uuid.uuid4().hex[:8]}"
     boto3.client("secretsmanager", endpoint_url=moto_endpoint).create_secret(Name=name, SecretString=TEST_KEY)
     root = _tools_dir(tmp_path_factory.mktemp("smoke"))
-    with running_devserver(root, cwd=root, env={KEY_SECRET_ENV: name}) as server:
+    with running_devserver(root, cwd=root, tools_package=None, env={KEY_SECRET_ENV: name}) as server:
         yield server.url
 
 
