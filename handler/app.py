@@ -93,11 +93,8 @@ def _verified(request: Request, header: SignatureHeader) -> bool:
     key = key_source.get()
     if matches(header, key, request.body):
         return True
-    try:
-        fresh = key_source.refreshed_after_mismatch(key)
-    except KeyUnavailable as error:
-        log_key_unavailable(error)
-        return False
+    # A failed read here keeps the key in hand and is logged by the key source: the answer is 401.
+    fresh = key_source.refreshed_after_mismatch(key)
     return fresh is not None and matches(header, fresh, request.body)
 
 
