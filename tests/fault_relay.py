@@ -23,18 +23,15 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import re
 import socket
 import struct
 import threading
-import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from types import TracebackType
 
 _CHUNK = 65536
-_REQUEST_LINE = re.compile(rb"[A-Z]+ \S+ HTTP/1\.[01]\r\n")
 # How often a stalled or idle pump looks up from its socket: the fault may change meanwhile.
 _POLL_SECONDS = 0.05
 
@@ -114,11 +111,7 @@ class FaultRelay:
         self._pump_forward(client, upstream, answering)
 
     def _pump_forward(self, client: socket.socket, upstream: socket.socket, answering: threading.Event) -> None:
-        try:
-            client.settimeout(_POLL_SECONDS)
-        except OSError:  # closed already, by close()
-            _close(upstream)
-            return
+        client.settimeout(_POLL_SECONDS)
         while not self._closed.is_set():
             if self.fault is Fault.STALL:
                 # Take nothing in and send nothing on: the client waits for an answer that never comes.
@@ -143,49 +136,22 @@ class FaultRelay:
                 break
             if fault is Fault.DROP_AFTER_REQUEST:
                 answering.clear()
-            if not self._send_on(data, upstream):
+            with self._lock:
+                self.requests += 1
+            try:
+                upstream.sendall(data)
+            except OSError:
                 break
             if fault is Fault.DROP_AFTER_REQUEST:
-                # Let the service read and act on the request before the line goes dead: its
-                # body may still be on its way, in chunks of its own.
-                self._forward_for(client, upstream, 0.2)
+                # Let the service read and act on the request before the line goes dead.
+                self._closed.wait(0.2)
                 _close(client)
                 break
         _close(upstream)
         _close(client)
 
-    def _send_on(self, data: bytes, upstream: socket.socket) -> bool:
-        if _REQUEST_LINE.match(data):
-            # A request's head and body may arrive as separate chunks (botocore sends them
-            # apart): a request is counted by its request line, not by its chunks.
-            with self._lock:
-                self.requests += 1
-        try:
-            upstream.sendall(data)
-        except OSError:
-            return False
-        return True
-
-    def _forward_for(self, client: socket.socket, upstream: socket.socket, seconds: float) -> None:
-        """Pass on whatever else the client sends for `seconds`, then return."""
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0 and not self._closed.is_set():
-            client.settimeout(min(left, _POLL_SECONDS))
-            try:
-                data = client.recv(_CHUNK)
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            if not data or not self._send_on(data, upstream):
-                return
-
     def _pump_back(self, upstream: socket.socket, client: socket.socket, answering: threading.Event) -> None:
-        try:
-            upstream.settimeout(_POLL_SECONDS)
-        except OSError:  # closed already, by the forward pump or close()
-            _close(client)
-            return
+        upstream.settimeout(_POLL_SECONDS)
         while not self._closed.is_set():
             try:
                 data = upstream.recv(_CHUNK)
