@@ -19,6 +19,7 @@ from handler.protocol import ALLOWED_METHODS, MAX_BODY_BYTES, PREBUILT_MANIFEST_
 from handler.request import BadEvent, BodyTooLarge, method_of, read_request
 from handler.responses import error_answer, method_not_allowed, raw_json_answer
 from handler.signature import SignatureError, matches, parse_header
+from handler.snapstart import register_hooks_under_snapstart
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,6 +37,7 @@ PREBUILT_MANIFEST = Path(__file__).with_name(PREBUILT_MANIFEST_FILE)
 _manifest_answer: tuple[int, str] | None = None
 _handle_post: HandlePost | None = None
 log_state_at_cold_start()
+register_hooks_under_snapstart()
 
 
 def _prebuilt_manifest() -> str | None:
@@ -91,11 +93,8 @@ def _verified(request: Request, header: SignatureHeader) -> bool:
     key = key_source.get()
     if matches(header, key, request.body):
         return True
-    try:
-        fresh = key_source.refreshed_after_mismatch(key)
-    except KeyUnavailable as error:
-        log_key_unavailable(error)
-        return False
+    # A failed read here keeps the key in hand and is logged by the key source: the answer is 401.
+    fresh = key_source.refreshed_after_mismatch(key)
     return fresh is not None and matches(header, fresh, request.body)
 
 

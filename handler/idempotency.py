@@ -90,6 +90,12 @@ def _client() -> DynamoDBClient:
     return _clients[0]
 
 
+def forget_clients() -> None:
+    """Drop the DynamoDB client and the stores built on it (SnapStart: no client goes into a snapshot)."""
+    _stores.clear()
+    _clients.clear()
+
+
 def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callable[[], Answer]) -> Answer:
     """run()'s answer, or the answer recorded for ctx.call_id, or a 409 when the callId is busy or reused."""
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function

@@ -1,8 +1,24 @@
-"""The Median key: read from AWS Secrets Manager with boto3, cached per container.
+"""The Median key: read from AWS Secrets Manager, cached per container, and kept through outages.
 
-The secret named by MEDIAN_KEY_SECRET_ID holds the key itself, or a JSON object whose "key"
-member is the key. Away from a deployed Lambda (make serve, tests, sam local invoke) and
-with no secret named, MEDIAN_DEV_KEY may stand in for it.
+Where it comes from:
+- The secret named by MEDIAN_KEY_SECRET_ID holds the key itself, or a JSON object whose "key"
+  member is the key.
+- With PARAMETERS_SECRETS_EXTENSION_HTTP_PORT set (template.yaml sets it with the layer), the
+  secret is read from the AWS Parameters and Secrets Lambda Extension's localhost API with the
+  standard library, so a cold GET imports no boto3. When the extension cannot give a secret
+  (unreachable, refusing, or answering something else), that read goes through boto3 instead.
+- The read after a signature mismatch always goes through boto3: the extension would answer
+  with its own cached copy, which is the very key that did not match.
+- Away from a deployed Lambda (make serve, tests, sam local invoke) and with no secret named,
+  MEDIAN_DEV_KEY may stand in for it.
+
+When it is read:
+- A key read is kept for MEDIAN_KEY_CACHE_SECONDS (300).
+- No read starts within MEDIAN_KEY_MIN_REFRESH_SECONDS (30) of the last one, whatever arrives:
+  an expired cache, a forged signature, a rotated key, a secret that is missing. A failed read
+  is remembered, and answered from memory, for that long.
+- A failed or unusable read never discards a key that was good: it goes on verifying until a
+  read succeeds, or until MEDIAN_KEY_STALE_IF_ERROR_SECONDS (3600) past its cache lifetime.
 """
 
 from __future__ import annotations
@@ -10,7 +26,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from handler import observability
 from handler.env import seconds_from_env
@@ -22,12 +39,22 @@ from handler.protocol import (
     KEY_MIN_REFRESH_SECONDS,
     KEY_MIN_REFRESH_SECONDS_ENV,
     KEY_SECRET_ENV,
+    KEY_STALE_IF_ERROR_SECONDS,
+    KEY_STALE_IF_ERROR_SECONDS_ENV,
+    SECRETS_EXTENSION_HOST,
+    SECRETS_EXTENSION_PATH,
+    SECRETS_EXTENSION_PORT_ENV,
+    SECRETS_EXTENSION_TOKEN_ENV,
+    SECRETS_EXTENSION_TOKEN_HEADER,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from mypy_boto3_secretsmanager import SecretsManagerClient
+
+# A secret holds at most 64 KiB; its GetSecretValue JSON, base64 and all, well under this.
+_MAX_EXTENSION_ANSWER_BYTES = 1024 * 1024
 
 
 class KeyUnavailable(Exception):
@@ -38,10 +65,8 @@ def running_in_deployed_lambda() -> bool:
     return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME")) and os.environ.get("AWS_SAM_LOCAL") != "true"
 
 
-def key_from_secret_value(value: object) -> str:
-    """The key held by a secret's value: the trimmed string, or the trimmed "key" of a JSON object."""
-    if not isinstance(value, str):
-        raise KeyUnavailable("the secret holds binary data (SecretBinary), not a SecretString")
+def key_from_secret_value(value: str) -> str:
+    """The key held by a secret's SecretString: the trimmed string, or the trimmed "key" of a JSON object."""
     text = value.strip()
     if text.startswith("{"):
         try:
@@ -57,25 +82,43 @@ def key_from_secret_value(value: object) -> str:
     return text
 
 
+def key_from_secret_answer(answer: Mapping[str, Any]) -> str:
+    """The key in a GetSecretValue answer, as boto3 or the extension gives it."""
+    if isinstance(answer.get("SecretString"), str):
+        return key_from_secret_value(answer["SecretString"])
+    if "SecretBinary" in answer:  # bytes from boto3, base64 text from the extension: no key either way
+        raise KeyUnavailable("the secret holds binary data (SecretBinary), not a SecretString")
+    raise KeyUnavailable("the secret's answer holds neither a SecretString nor a SecretBinary")
+
+
+@dataclass(slots=True)
+class _SecretState:
+    """What this container knows of one secret. Times are by the key source's clock."""
+
+    key: str | None = None  # the last good key read, kept through failed reads
+    expires: float = 0.0  # when that key's cache lifetime ends
+    last_read: float | None = None  # when the last read started, whether it succeeded or not
+    failure: KeyUnavailable | None = None  # why the last read gave no key; None when it did
+
+
 class MedianKeySource:
     """Where the handler gets the key. One per container: its cache is what makes warm calls cheap.
 
     It calls Secrets Manager through boto3 itself rather than through Powertools' SecretsProvider,
     which does the same caching: importing any Powertools module runs its package's __init__,
     which imports Logger, Metrics and Tracer, and that cost a cold GET 20 to 25% on top of the
-    floor (bench/README.md). What it would add, a cache with an expiry, is the few lines below.
+    floor (bench/README.md). Nor does SecretsProvider keep a key through a failed read, or
+    remember a failure for the refresh floor, which is what makes outages and forgeries cheap.
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._client: SecretsManagerClient | None = None
         # A test passes its own clock to step past the refresh floor without sleeping through it.
         self._clock = clock
-        # Per secret: the key its value held when last read (or why it held none), and until
-        # when that holds, by self._clock. The expiry is worked out at the read, so a warm
-        # request reads one environment variable, not two.
-        self._keys: dict[str, tuple[str | KeyUnavailable, float]] = {}
-        # When this container last asked Secrets Manager for each secret (a failed read counts).
-        self._fetched_at: dict[str, float] = {}
+        self._secrets: dict[str, _SecretState] = {}
+        # Why the extension gave no secret, each logged once per container: an operator sees every
+        # distinct cause, and a broken layer does not write a line per request.
+        self._extension_causes_logged: set[str] = set()
 
     @property
     def client(self) -> SecretsManagerClient:
@@ -88,13 +131,23 @@ class MedianKeySource:
             self._client = boto3.client("secretsmanager", config=bounded_config())
         return self._client
 
+    def forget(self) -> None:
+        """Drop every key, client, timestamp and failure: the container starts over (SnapStart's hooks)."""
+        self._client = None
+        self._secrets.clear()
+        self._extension_causes_logged.clear()
+
+    def holds_nothing(self) -> bool:
+        """True when no key, client or timestamp is held, as a snapshot must find it."""
+        return self._client is None and not self._secrets
+
     def get(self) -> str:
         """The key to verify with; raises KeyUnavailable with the cause."""
         secret_id = os.environ.get(KEY_SECRET_ENV, "").strip()
         if secret_id:
-            cached = self._keys.get(secret_id)
-            if cached is not None and self._clock() < cached[1]:
-                return _key_or_raise(cached[0])
+            state = self._secrets.get(secret_id)
+            if state is not None and state.key is not None and self._clock() < state.expires:
+                return state.key
             return self._from_secret(secret_id)
         if running_in_deployed_lambda():
             raise KeyUnavailable(f"{KEY_SECRET_ENV} is not set; a deployed function never reads {DEV_KEY_ENV}")
@@ -104,44 +157,144 @@ class MedianKeySource:
         return dev_key
 
     def refreshed_after_mismatch(self, current: str) -> str | None:
-        """After a signature did not match: the key read anew if it may have been rotated, else None.
+        """After a signature did not match: the key read anew if it has been rotated, else None.
 
-        At most one read per MEDIAN_KEY_MIN_REFRESH_SECONDS, so a stream of forged requests
-        cannot turn into a stream of Secrets Manager calls.
+        Read with boto3, past the extension's cache, and not within the refresh floor of the
+        last read: a stream of forged requests cannot turn into a stream of Secrets Manager
+        calls. A failed read keeps the current key and is logged here.
         """
         secret_id = os.environ.get(KEY_SECRET_ENV, "").strip()
         if not secret_id:
             return None
-        floor = seconds_from_env(KEY_MIN_REFRESH_SECONDS_ENV, KEY_MIN_REFRESH_SECONDS)
-        last = self._fetched_at.get(secret_id)
-        if last is not None and self._clock() - last < floor:
+        state = self._secrets.setdefault(secret_id, _SecretState())
+        now = self._clock()
+        if not self._may_read(state, now):
             return None
-        fresh = self._from_secret(secret_id)
-        if fresh == current:
+        self._read(secret_id, state, now, through_extension=False)
+        fresh = state.key
+        if state.failure is not None or fresh is None or fresh == current:
             return None
         observability.logger.info("The Median key in Secrets Manager has changed; verifying with the new one")
         return fresh
 
     def _from_secret(self, secret_id: str) -> str:
-        """The key read from Secrets Manager now, and kept for MEDIAN_KEY_CACHE_SECONDS."""
-        self._keys.pop(secret_id, None)
-        fetched_at = self._fetched_at[secret_id] = self._clock()
+        """The key when the cache has none fresh: read now if the floor allows, else what the last read left."""
+        state = self._secrets.setdefault(secret_id, _SecretState())
+        now = self._clock()
+        if self._may_read(state, now):
+            self._read(secret_id, state, now, through_extension=True)
+        if state.key is not None:
+            if now < state.expires:
+                return state.key
+            if now < state.expires + seconds_from_env(KEY_STALE_IF_ERROR_SECONDS_ENV, KEY_STALE_IF_ERROR_SECONDS):
+                return state.key  # past its lifetime, but no read since has given a better one
+        if state.failure is not None:
+            raise KeyUnavailable(str(state.failure))  # a new one: raising the same instance grows its traceback
+        raise KeyUnavailable("the key read before is too old, and the secret could not be read again since")
+
+    def _may_read(self, state: _SecretState, now: float) -> bool:
+        if state.last_read is None:
+            return True
+        return now - state.last_read >= seconds_from_env(KEY_MIN_REFRESH_SECONDS_ENV, KEY_MIN_REFRESH_SECONDS)
+
+    def _read(self, secret_id: str, state: _SecretState, now: float, *, through_extension: bool) -> None:
+        """Read the secret once and record the outcome; a failure keeps the key that was good."""
+        state.last_read = now
         try:
-            answer = self.client.get_secret_value(SecretId=secret_id)
+            answer = self._extension_answer(secret_id) if through_extension else None
+            key = key_from_secret_answer(answer if answer is not None else self._boto3_answer(secret_id))
+        except KeyUnavailable as failure:
+            state.failure = failure
+            if state.key is not None:
+                observability.logger.warning(
+                    "Reading the Median key failed; still verifying with the key read before",
+                    extra={"cause": str(failure)},
+                )
+            return
+        state.key, state.failure = key, None
+        state.expires = now + seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS)
+
+    def _boto3_answer(self, secret_id: str) -> Mapping[str, Any]:
+        try:
+            return self.client.get_secret_value(SecretId=secret_id)
         except Exception as error:  # botocore raises many types: none may become a crash
             raise KeyUnavailable(f"reading the secret failed: {_describe(error)}") from None
+
+    def _extension_answer(self, secret_id: str) -> Mapping[str, Any] | None:
+        """The extension's GetSecretValue answer; None, with the cause logged once, when it gives none.
+
+        None means: read through boto3 instead, and also when the extension is not configured.
+        """
+        port = os.environ.get(SECRETS_EXTENSION_PORT_ENV, "").strip()
+        if not port:
+            return None
         try:
-            key: str | KeyUnavailable = key_from_secret_value(answer.get("SecretString", answer.get("SecretBinary")))
-        except KeyUnavailable as unusable:
-            key = unusable  # kept like a key: an unusable value is read again when the cache expires, not per request
-        self._keys[secret_id] = (key, fetched_at + seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS))
-        return _key_or_raise(key)
+            return _ask_extension(secret_id, port)
+        except _ExtensionGaveNone as none:
+            if none.kind not in self._extension_causes_logged:
+                self._extension_causes_logged.add(none.kind)
+                observability.logger.warning(
+                    "The Parameters and Secrets Extension gave no secret; reading the Median key through boto3"
+                    " instead (logged once per container for each cause)",
+                    extra={"cause": str(none)},
+                )
+            return None
 
 
-def _key_or_raise(cached: str | KeyUnavailable) -> str:
-    if isinstance(cached, KeyUnavailable):
-        raise KeyUnavailable(str(cached))  # a new one: raising the same instance again grows its traceback
-    return cached
+class _ExtensionGaveNone(Exception):
+    """Why the extension gave no secret. `kind` is what is logged once: a cause, not its details."""
+
+    def __init__(self, kind: str, cause: str) -> None:
+        super().__init__(cause)
+        self.kind = kind
+
+
+def _ask_extension(secret_id: str, port: str) -> Mapping[str, Any]:
+    """GET the secret from the extension's localhost API; raises _ExtensionGaveNone.
+
+    The standard library's http.client, not boto3 or urllib3: importing boto3 and making a
+    client is 150-200 ms of a ~250 ms cold GET, and one request to the extension is all that
+    a cold GET then needs (bench/README.md).
+    """
+    token = os.environ.get(SECRETS_EXTENSION_TOKEN_ENV, "")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise _ExtensionGaveNone("port", f"{SECRETS_EXTENSION_PORT_ENV} is not a port number")
+    if not token:
+        # SnapStart functions, for one, get no AWS_SESSION_TOKEN, and the extension refuses without it.
+        raise _ExtensionGaveNone("token", f"{SECRETS_EXTENSION_TOKEN_ENV} is not set")
+    from http.client import HTTPConnection, HTTPException
+    from urllib.parse import quote
+
+    from handler.aws_clients import extension_timeouts
+
+    connect_timeout, read_timeout = extension_timeouts()
+    connection = HTTPConnection(SECRETS_EXTENSION_HOST, int(port), timeout=connect_timeout)
+    try:
+        connection.connect()
+        if connection.sock is not None:
+            connection.sock.settimeout(read_timeout)
+        connection.request(
+            "GET",
+            f"{SECRETS_EXTENSION_PATH}?secretId={quote(secret_id, safe='')}",
+            headers={SECRETS_EXTENSION_TOKEN_HEADER: token},
+        )
+        response = connection.getresponse()
+        status = response.status
+        body = response.read(_MAX_EXTENSION_ANSWER_BYTES + 1)
+    except (OSError, HTTPException) as error:  # refused, reset, timed out, or not HTTP
+        raise _ExtensionGaveNone("unreachable", f"it could not be reached: {type(error).__name__}") from None
+    finally:
+        connection.close()
+    if status != 200:
+        # Its body is not logged: it is the extension's text, and may quote what it was asked for.
+        raise _ExtensionGaveNone(f"status {status}", f"it answered HTTP {status}")
+    try:
+        answer = json.loads(body) if len(body) <= _MAX_EXTENSION_ANSWER_BYTES else None
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict) or not ({"SecretString", "SecretBinary"} & answer.keys()):
+        raise _ExtensionGaveNone("not a secret", "its answer is not a GetSecretValue answer")
+    return answer
 
 
 def _describe(error: Exception) -> str:

@@ -36,7 +36,30 @@ KEY_CACHE_SECONDS_ENV = "MEDIAN_KEY_CACHE_SECONDS"
 KEY_CACHE_SECONDS = 300
 KEY_MIN_REFRESH_SECONDS_ENV = "MEDIAN_KEY_MIN_REFRESH_SECONDS"
 KEY_MIN_REFRESH_SECONDS = 30
+# How long past its cache lifetime a key that was good goes on verifying while every read of
+# the secret fails or finds it unusable: a Secrets Manager brown-out, or a policy change gone
+# wrong, leaves an operator an hour to fix before Median's calls fail; and a key the operator
+# has replaced stops being accepted within the hour even by a container that cannot read the
+# new one. A read that succeeds replaces the key at once.
+KEY_STALE_IF_ERROR_SECONDS_ENV = "MEDIAN_KEY_STALE_IF_ERROR_SECONDS"
+KEY_STALE_IF_ERROR_SECONDS = 3600
 KEY_JSON_MEMBER = "key"
+
+# --- The AWS Parameters and Secrets Lambda Extension (AWS's API, not Median's) ------
+# When the extension's own port variable is set (template.yaml sets it with the layer), the key
+# is read from its localhost API: GET <path>?secretId=<id>, the session token in this header.
+SECRETS_EXTENSION_PORT_ENV = "PARAMETERS_SECRETS_EXTENSION_HTTP_PORT"
+SECRETS_EXTENSION_HOST = "localhost"
+SECRETS_EXTENSION_PATH = "/secretsmanager/get"
+SECRETS_EXTENSION_TOKEN_HEADER = "X-Aws-Parameters-Secrets-Token"  # noqa: S105 - a header's name
+SECRETS_EXTENSION_TOKEN_ENV = "AWS_SESSION_TOKEN"  # noqa: S105 - the variable's name
+
+# --- Lambda SnapStart (AWS's names) ---------------------------------------------------------
+# Lambda sets this to "snap-start" while it initialises a function version for its snapshot
+# (and "on-demand" or "provisioned-concurrency" otherwise): the hooks of handler/snapstart.py
+# are registered only then.
+INITIALIZATION_TYPE_ENV = "AWS_LAMBDA_INITIALIZATION_TYPE"
+SNAPSTART_INITIALIZATION = "snap-start"
 
 # --- At most once per callId (Powertools Idempotency over DynamoDB) -------------
 # Unset (make serve, tests): idempotency is off and every call runs its tool.

@@ -14,8 +14,9 @@ import pytest
 
 from handler import app
 from handler.key import MedianKeySource
-from handler.protocol import KEY_CACHE_SECONDS_ENV, KEY_MIN_REFRESH_SECONDS_ENV, KEY_SECRET_ENV
+from handler.protocol import KEY_CACHE_SECONDS, KEY_SECRET_ENV
 from handler.testing import FakeLambdaContext, answer_of, signed_event
+from tests.clock import SteppedClock
 
 if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
@@ -27,14 +28,19 @@ NEW_KEY = "mk_test_new_9876543210"
 
 
 @pytest.fixture
-def secret(secrets: SecretsManagerClient, clean_env: pytest.MonkeyPatch) -> str:
+def clock() -> SteppedClock:
+    return SteppedClock()
+
+
+@pytest.fixture
+def secret(secrets: SecretsManagerClient, clean_env: pytest.MonkeyPatch, clock: SteppedClock) -> str:
     """A secret holding OLD_KEY, named to a fresh container (a new key source, nothing cached)."""
     name = f"median/key-{uuid.uuid4().hex}"  # moto's server lives for the whole session
     secrets.create_secret(Name=name, SecretString=OLD_KEY)
     clean_env.setenv(KEY_SECRET_ENV, name)
-    # No refetch after a mismatch in these tests: they are about the cache's age alone.
-    clean_env.setenv(KEY_MIN_REFRESH_SECONDS_ENV, "3600")
-    clean_env.setattr(app, "key_source", MedianKeySource())
+    # No refetch after a mismatch in these tests, which are about the cache's age alone: their
+    # clock stands still, inside the refresh floor, until a test moves it.
+    clean_env.setattr(app, "key_source", MedianKeySource(clock=clock))
     return name
 
 
@@ -53,13 +59,13 @@ def test_a_container_keeps_the_key_it_read_while_the_cache_is_fresh(secret: str,
 
 
 def test_a_container_reads_the_secret_again_once_the_cache_has_expired(
-    secret: str, secrets: SecretsManagerClient, clean_env: pytest.MonkeyPatch
+    secret: str, secrets: SecretsManagerClient, clock: SteppedClock
 ) -> None:
-    # GIVEN a container whose cached key expires at once
-    clean_env.setenv(KEY_CACHE_SECONDS_ENV, "0")
+    # GIVEN a container that has served a GET, so it holds the key
     assert get(OLD_KEY).status == 200
-    # WHEN the secret changes
+    # WHEN the secret changes, and the cached key's lifetime passes
     secrets.put_secret_value(SecretId=secret, SecretString=NEW_KEY)
+    clock.advance(KEY_CACHE_SECONDS)
     # THEN the next request is verified with the new key
     assert get(NEW_KEY).status == 200
     assert get(OLD_KEY).status == 401

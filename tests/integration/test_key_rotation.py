@@ -12,6 +12,7 @@ import handler.app
 from handler.key import MedianKeySource
 from handler.protocol import KEY_MIN_REFRESH_SECONDS, KEY_SECRET_ENV
 from handler.testing import FakeLambdaContext, answer_of, signed_event
+from tests.clock import SteppedClock
 
 if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
@@ -24,23 +25,10 @@ FORGED_KEY = "mk_forged_not_the_key_at_all"
 
 
 @dataclass
-class Clock:
-    """The key source's clock: a test steps it past the refresh floor instead of sleeping through it."""
-
-    now: float = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
-@dataclass
 class Rotation:
     secrets: SecretsManagerClient
     secret_id: str
-    clock: Clock
+    clock: SteppedClock
     fetches: list[str] = field(default_factory=list)
 
     def rotate_to(self, key: str) -> None:
@@ -56,7 +44,7 @@ def rotation(secrets: SecretsManagerClient, clean_env: pytest.MonkeyPatch) -> Ro
     secret_id = f"median-key-{uuid.uuid4().hex[:8]}"
     secrets.create_secret(Name=secret_id, SecretString=OLD_KEY)
     clean_env.setenv(KEY_SECRET_ENV, secret_id)
-    clock = Clock()
+    clock = SteppedClock()
     clean_env.setattr(handler.app, "key_source", MedianKeySource(clock=clock))
     state = Rotation(secrets, secret_id, clock)
 
