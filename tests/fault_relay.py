@@ -114,7 +114,10 @@ class FaultRelay:
         self._pump_forward(client, upstream, answering)
 
     def _pump_forward(self, client: socket.socket, upstream: socket.socket, answering: threading.Event) -> None:
-        client.settimeout(_POLL_SECONDS)
+        try:
+            client.settimeout(_POLL_SECONDS)
+        except OSError:  # closed already, by the other pump or by close()
+            return
         while not self._closed.is_set():
             if self.fault is Fault.STALL:
                 # Take nothing in and send nothing on: the client waits for an answer that never comes.
@@ -150,7 +153,10 @@ class FaultRelay:
         _close(client)
 
     def _pump_back(self, upstream: socket.socket, client: socket.socket, answering: threading.Event) -> None:
-        upstream.settimeout(_POLL_SECONDS)
+        try:
+            upstream.settimeout(_POLL_SECONDS)
+        except OSError:  # closed already, by the other pump or by close()
+            return
         while not self._closed.is_set():
             try:
                 data = upstream.recv(_CHUNK)
