@@ -15,7 +15,7 @@ RUNTIME_PYTHON := $(firstword $(foreach candidate,python$(LAMBDA_PYTHON) \
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help install test runtime-python test-runtime-python serve check lint format clean
+.PHONY: help install test runtime-python test-runtime-python serve check new-tool lint format clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -45,6 +45,10 @@ serve: $(INSTALLED) ## Serve the endpoint on http://127.0.0.1:$(PORT) with a loc
 check: $(INSTALLED) ## Check the tools against Median's sync rules
 	$(BIN)/python -m handler check
 
+new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NAME=loyalty_points
+	@[ -n "$$NAME" ] || { echo "Name the tool's module: make new-tool NAME=loyalty_points" >&2; exit 2; }
+	$(BIN)/python -m handler new-tool "$$NAME"
+
 lint: $(INSTALLED) ## ruff (lint and format) and mypy on handler/
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -69,7 +73,7 @@ ENV_VARS := $(EVENTS)/env.json
 URL ?= http://127.0.0.1:$(PORT)/
 # Handed to the CLI through the environment rather than spliced into a command line,
 # so any JSON (quotes included) arrives intact.
-export TOOL INPUT URL DIAGNOSTICS KEY_FILE
+export TOOL INPUT URL DIAGNOSTICS KEY_FILE NAME
 # The CLI's request options, from TOOL=, INPUT= and DIAGNOSTICS=1.
 REQUEST_OPTIONS = $${TOOL:+--tool "$$TOOL"} $${INPUT:+--input "$$INPUT"} $${DIAGNOSTICS:+--diagnostics}
 # sam local runs the function in a container: say so plainly where none can run.

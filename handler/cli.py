@@ -1,4 +1,5 @@
-"""The command-line tools for the Median protocol: `sign`, `call`, `event`, `local-env`, `check`, `manifest`.
+"""The command-line tools for the Median protocol: `sign`, `call`, `event`, `local-env`, `check`, `manifest`,
+and `new-tool`, which writes a tool and its tests to start from.
 
 Exit codes: 0 done, 1 the tools break a sync rule or a call was answered with an error
 (or not at all), 2 the command was used wrongly. A key is read from the environment or
@@ -245,6 +246,34 @@ def command_manifest(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_new_tool(arguments: argparse.Namespace) -> int:
+    """Write tools/NAME.py, a working tool, and tests/tools/test_NAME.py, its tests; never overwrite a file."""
+    from pathlib import Path
+
+    from handler.registry import load_tools
+    from handler.scaffold import Refused, check_free, plan, write
+
+    root = Path.cwd()
+    try:
+        new = plan(arguments.name, root)
+        manifest, problems = _build()
+        if not manifest:  # the tools do not even import: which names they hold is unknown
+            raise UsageError(
+                f"cannot tell whether {new.tool_name!r} is free while the tools fail to load: {problems[0]}"
+            )
+        check_free(new, {served.name: served.function.__module__ for served in load_tools().tools})
+        written = write(new)
+    except Refused as refused:
+        raise UsageError(str(refused)) from None
+    for path in written:
+        print(f"wrote {path.relative_to(root)}")
+    print(
+        f"{new.tool_name} answers as written. Make it yours: its description (the docstring), its input model "
+        "and its work; then `make check test`."
+    )
+    return 0
+
+
 class _NoAbbreviations:
     def __init__(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         self._subparsers = subparsers
@@ -290,6 +319,9 @@ def parser() -> argparse.ArgumentParser:
     manifest = commands.add_parser("manifest", help=command_manifest.__doc__)
     manifest.add_argument("--pretty", action="store_true", help="indent the JSON")
     manifest.set_defaults(run=command_manifest)
+    new_tool = commands.add_parser("new-tool", help=command_new_tool.__doc__)
+    new_tool.add_argument("name", metavar="NAME", help="the module's name in snake_case, like loyalty_points")
+    new_tool.set_defaults(run=command_new_tool)
     return root
 
 
