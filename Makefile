@@ -42,8 +42,10 @@ test-runtime-python: ## Run the suite again on the Lambda runtime's Python 3.13 
 serve: $(INSTALLED) ## Serve the endpoint on http://127.0.0.1:$(PORT) with a local dev key
 	PORT=$(PORT) $(BIN)/python -m devserver
 
-check: $(INSTALLED) ## Check the tools against Median's sync rules
-	$(BIN)/python -m handler check
+# ALSO="other.json https://..." checks them with the organisation's other endpoints (their
+# saved manifests, or their URLs with a signed GET under $MEDIAN_KEY or KEY_FILE=).
+check: $(INSTALLED) ## Check the tools against Median's sync rules; ALSO="SOURCE ..." adds other endpoints
+	$(BIN)/python -m handler check $${ALSO:+--also $$ALSO} $${KEY_FILE:+--key-file "$$KEY_FILE"}
 
 new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NAME=loyalty_points
 	@[ -n "$$NAME" ] || { echo "Name the tool's module: make new-tool NAME=loyalty_points" >&2; exit 2; }
@@ -73,7 +75,7 @@ ENV_VARS := $(EVENTS)/env.json
 URL ?= http://127.0.0.1:$(PORT)/
 # Handed to the CLI through the environment rather than spliced into a command line,
 # so any JSON (quotes included) arrives intact.
-export TOOL INPUT URL DIAGNOSTICS KEY_FILE NAME
+export TOOL INPUT URL DIAGNOSTICS KEY_FILE NAME ALSO
 # The CLI's request options, from TOOL=, INPUT= and DIAGNOSTICS=1.
 REQUEST_OPTIONS = $${TOOL:+--tool "$$TOOL"} $${INPUT:+--input "$$INPUT"} $${DIAGNOSTICS:+--diagnostics}
 # sam local runs the function in a container: say so plainly where none can run.
