@@ -15,7 +15,7 @@ RUNTIME_PYTHON := $(firstword $(foreach candidate,python$(LAMBDA_PYTHON) \
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help install test runtime-python test-runtime-python serve check new-tool lint format clean
+.PHONY: help install test runtime-python test-runtime-python serve check new-tool swap-check lint format clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -50,6 +50,10 @@ check: $(INSTALLED) ## Check the tools against Median's sync rules; ALSO="SOURCE
 new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NAME=loyalty_points
 	@[ -n "$$NAME" ] || { echo "Name the tool's module: make new-tool NAME=loyalty_points" >&2; exit 2; }
 	$(BIN)/python -m handler new-tool "$$NAME"
+
+# The README's "Make it yours", proven in a temporary copy on this checkout's virtualenvs.
+swap-check: $(INSTALLED) ## In a temporary copy: delete the examples, make new-tool, make lint test check build
+	VENV="$(VENV)" scripts/swap_examples.sh
 
 lint: $(INSTALLED) ## ruff (lint and format) and mypy on handler/
 	$(BIN)/ruff check .
