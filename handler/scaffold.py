@@ -17,8 +17,7 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from handler.authoring import camel_case
-from handler.protocol import NAME_PATTERN, NAME_RULE, RESERVED_NAMES
-from handler.registry import TOOLS_PACKAGE
+from handler.protocol import NAME_PATTERN, NAME_RULE, RESERVED_NAMES, TOOLS_PACKAGE
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

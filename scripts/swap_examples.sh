@@ -27,12 +27,18 @@ step() { printf '\n--- swap-check: %s\n' "$*" >&2; }
 in_copy() { make --no-print-directory -C "$copy" VENV="$venv" "$@"; }
 
 step "copy the repository to $copy"
-# The working tree as a clone (plus your changes) has it: no git, virtualenvs, build or caches.
-# tar keeps modification times, so the copy's pyproject.toml is no newer than the venv's stamp.
-tar -C "$root" -cf - \
-  --exclude=./.git --exclude=./.venv --exclude=./.venv-py313 --exclude=./.aws-sam \
-  --exclude=__pycache__ --exclude=.pytest_cache --exclude=.mypy_cache --exclude=.ruff_cache \
-  --exclude=.hypothesis . | tar -C "$copy" -xf -
+# What a clone has, with your changes and new files: nothing git ignores (virtualenvs, builds,
+# caches, the dev key). tar keeps modification times, so the copy's pyproject.toml is no newer
+# than the virtualenv's install stamp and nothing is installed again.
+if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  (cd "$root" && git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' file; do
+    if [ -e "$file" ]; then printf '%s\0' "$file"; fi  # a tracked file you deleted is not copied
+  done | tar --null -T - -cf -) | tar -C "$copy" -xf -
+else
+  tar -C "$root" -cf - --exclude=./.venv --exclude=./.venv-py313 --exclude=./.aws-sam \
+    --exclude=./.median-dev-key --exclude=__pycache__ --exclude=.pytest_cache --exclude=.mypy_cache \
+    --exclude=.ruff_cache --exclude=.hypothesis . | tar -C "$copy" -xf -
+fi
 
 step "delete the examples: ${examples[*]}"
 (cd "$copy" && rm -rf -- "${examples[@]}")

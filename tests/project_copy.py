@@ -16,14 +16,16 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from handler.protocol import KEY_SECRET_ENV, TOOLS_PACKAGE_ENV
+
 REPO = Path(__file__).resolve().parent.parent
 # The framework's own suites stay behind; a copy's tests/ is what a user's project starts from:
 # the shared conftest and helpers, and a tests/tools/ of its own once something writes one.
 _SUITES = ("unit", "integration", "browser", "tools")
 _CACHES = ("__pycache__", ".pytest_cache", ".hypothesis")
 # What a user's shell does not set: the framework's tests set a key's secret, or name another
-# tools package to serve (MEDIAN_TOOLS_PACKAGE), which would hide the copy's tools/.
-_NOT_IN_A_USERS_SHELL = ("PYTHONPATH", "MEDIAN_KEY_SECRET_ID", "MEDIAN_KEY", "MEDIAN_TOOLS_PACKAGE")
+# tools package to serve, which would hide the copy's tools/.
+_NOT_IN_A_USERS_SHELL = ("PYTHONPATH", KEY_SECRET_ENV, "MEDIAN_KEY", TOOLS_PACKAGE_ENV)
 _TIMEOUT_SECONDS = 120
 
 

@@ -146,6 +146,19 @@ def test_exactly_20_tools_with_distinct_names_pass(
     assert out[-1] == "OK across the organisation: 20/20 tools across 2 endpoints, each name once."
 
 
+def test_an_endpoint_with_no_tools_yet_is_checked_with_the_others(
+    serve: Callable[..., None], saved: Callable[..., str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN no tools here yet (the examples deleted), and another endpoint with three
+    serve()
+    billing = saved("billing.json", "findInvoice", "refundInvoice", "sendReceipt")
+    # WHEN they are checked together
+    status, out, err = _check(capsys, "--also", billing)
+    # THEN both checks pass, and the organisation's count is the other endpoint's
+    assert status == 0, err
+    assert out[-1] == "OK across the organisation: 3/20 tools across 2 endpoints, each name once."
+
+
 def test_a_name_repeated_inside_one_other_endpoint_is_left_to_its_own_check(
     serve: Callable[..., None], saved: Callable[..., str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -262,8 +275,7 @@ def other_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServ
     (root / "tools").mkdir()
     (root / "tools" / "__init__.py").write_text("", encoding="utf-8")
     (root / "tools" / "parcels.py").write_text(REMOTE_TOOLS, encoding="utf-8")
-    # An empty MEDIAN_TOOLS_PACKAGE: the server serves its own tools/, whatever the test process names.
-    with running_devserver(root, cwd=root, env={"MEDIAN_DEV_KEY": TEST_KEY, "MEDIAN_TOOLS_PACKAGE": ""}) as server:
+    with running_devserver(root, cwd=root, tools_package=None, env={"MEDIAN_DEV_KEY": TEST_KEY}) as server:
         yield server
 
 

@@ -30,9 +30,7 @@ def _section(title: str) -> str:
 
 
 def _snippets(section: str, language: str) -> list[str]:
-    return [
-        textwrap.dedent(match["body"]) for match in _FENCE.finditer(section) if match["language"] == language
-    ]
+    return [textwrap.dedent(match["body"]) for match in _FENCE.finditer(section) if match["language"] == language]
 
 
 def _files_to_copy() -> dict[str, str]:
