@@ -7,15 +7,17 @@
 #   KEEP=1 make swap-check           # keep the copy afterwards, to look into it
 #   NAME=my_tool make swap-check     # scaffold another name
 #
-# Cheap: the copy runs on this checkout's virtualenvs (VENV=, the SAM CLI's inside it), so
-# nothing is installed again; only `make build` fetches the function's wheels, as it always does.
+# Cheap: the copy's .venv is a link to this checkout's virtualenv (VENV=, .venv by default),
+# the SAM CLI's inside it, so nothing is installed again; only `make build` fetches the
+# function's wheels, as it always does. A link rather than `make VENV=...`: the commands the
+# project prints (and its tests run) say `.venv/bin/python`, as in any clone.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 # What the README's "Make it yours" deletes (tests/integration/test_readme.py holds both to one list).
 examples=(tools/orders.py tools/_sample_store.py tools/health.py tests/tools)
 name=${NAME:-loyalty_points}
-venv=$(cd "$root" && cd "${VENV:-.venv}" && pwd)
+venv=$(cd "$root" && cd "${VENV:-.venv}" && pwd -P)
 
 copy=$(mktemp -d "${TMPDIR:-/tmp}/median-swap.XXXXXX")
 cleanup() {
@@ -24,7 +26,7 @@ cleanup() {
 trap cleanup EXIT
 
 step() { printf '\n--- swap-check: %s\n' "$*" >&2; }
-in_copy() { make --no-print-directory -C "$copy" VENV="$venv" "$@"; }
+in_copy() { make --no-print-directory -C "$copy" "$@"; }
 
 step "copy the repository to $copy"
 # What a clone has, with your changes and new files: nothing git ignores (virtualenvs, builds,
@@ -40,6 +42,8 @@ else
     --exclude=.ruff_cache --exclude=.hypothesis . | tar -C "$copy" -xf -
 fi
 
+ln -s "$venv" "$copy/.venv"
+
 step "delete the examples: ${examples[*]}"
 (cd "$copy" && rm -rf -- "${examples[@]}")
 
@@ -48,6 +52,6 @@ in_copy new-tool NAME="$name"
 
 step "make lint test check build"
 in_copy lint test check build
-(cd "$copy" && "$venv/bin/python" -m scripts.check_artifact)
+(cd "$copy" && .venv/bin/python -m scripts.check_artifact)
 
 step "passed: without the examples and with a new tool, every check is green"

@@ -47,8 +47,8 @@ class ProjectCopy:
         return self._run([sys.executable, *arguments], env)
 
     def make(self, *arguments: str) -> subprocess.CompletedProcess[str]:
-        """`make <arguments>` in the copy, on the running interpreter's virtualenv (the copy has none)."""
-        return self._run(["make", "--no-print-directory", f"VENV={sys.prefix}", *arguments], None)
+        """`make <arguments>` in the copy, whose .venv is the running interpreter's."""
+        return self._run(["make", "--no-print-directory", *arguments], None)
 
     def _run(self, command: list[str], env: dict[str, str] | None) -> subprocess.CompletedProcess[str]:
         environment = {name: value for name, value in os.environ.items() if name not in _NOT_IN_A_USERS_SHELL}
@@ -68,11 +68,12 @@ class ProjectCopy:
 
 def copy_project(root: Path) -> ProjectCopy:
     """handler/, pyproject.toml, the Makefile and tests/ (without the framework's suites) under `root`,
-    and an empty `tools` package."""
+    an empty `tools` package, and a .venv that is a link to the running interpreter's virtualenv."""
     shutil.copytree(REPO / "handler", root / "handler", ignore=shutil.ignore_patterns(*_CACHES, "manifest.json"))
     shutil.copytree(REPO / "tests", root / "tests", ignore=_left_out_of_tests)
     for name in ("pyproject.toml", "Makefile"):
         shutil.copy2(REPO / name, root / name)
+    (root / ".venv").symlink_to(sys.prefix, target_is_directory=True)
     (root / "tools").mkdir()
     (root / "tools" / "__init__.py").write_text('"""Your tools: one module each."""\n', encoding="utf-8")
     return ProjectCopy(root)
