@@ -15,7 +15,7 @@ RUNTIME_PYTHON := $(firstword $(foreach candidate,python$(LAMBDA_PYTHON) \
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help install test runtime-python test-runtime-python serve check lint format clean
+.PHONY: help install test runtime-python test-runtime-python serve check new-tool swap-check lint format clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -42,8 +42,18 @@ test-runtime-python: ## Run the suite again on the Lambda runtime's Python 3.13 
 serve: $(INSTALLED) ## Serve the endpoint on http://127.0.0.1:$(PORT) with a local dev key
 	PORT=$(PORT) $(BIN)/python -m devserver
 
-check: $(INSTALLED) ## Check the tools against Median's sync rules
-	$(BIN)/python -m handler check
+# ALSO="other.json https://..." checks them with the organisation's other endpoints (their
+# saved manifests, or their URLs with a signed GET under $MEDIAN_KEY or KEY_FILE=).
+check: $(INSTALLED) ## Check the tools against Median's sync rules; ALSO="SOURCE ..." adds other endpoints
+	$(BIN)/python -m handler check $${ALSO:+--also $$ALSO} $${KEY_FILE:+--key-file "$$KEY_FILE"}
+
+new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NAME=loyalty_points
+	@[ -n "$$NAME" ] || { echo "Name the tool's module: make new-tool NAME=loyalty_points" >&2; exit 2; }
+	$(BIN)/python -m handler new-tool "$$NAME"
+
+# The README's "Make it yours", proven in a temporary copy on this checkout's virtualenvs.
+swap-check: $(INSTALLED) ## In a temporary copy: delete the examples, make new-tool, make lint test check build
+	VENV="$(VENV)" scripts/swap_examples.sh
 
 lint: $(INSTALLED) ## ruff (lint and format) and mypy on handler/
 	$(BIN)/ruff check .
@@ -69,7 +79,7 @@ ENV_VARS := $(EVENTS)/env.json
 URL ?= http://127.0.0.1:$(PORT)/
 # Handed to the CLI through the environment rather than spliced into a command line,
 # so any JSON (quotes included) arrives intact.
-export TOOL INPUT URL DIAGNOSTICS KEY_FILE
+export TOOL INPUT URL DIAGNOSTICS KEY_FILE NAME ALSO
 # The CLI's request options, from TOOL=, INPUT= and DIAGNOSTICS=1.
 REQUEST_OPTIONS = $${TOOL:+--tool "$$TOOL"} $${INPUT:+--input "$$INPUT"} $${DIAGNOSTICS:+--diagnostics}
 # sam local runs the function in a container: say so plainly where none can run.

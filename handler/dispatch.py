@@ -17,6 +17,7 @@ from handler.observability import Metric, logger, record_tool_run, tool_segment
 from handler.protocol import OP_CALL, OP_DIAGNOSTICS, OPS, PROTOCOL_VERSION, TOOL_TIME_MARGIN_SECONDS, ErrorCode
 from handler.registry import load_tools
 from handler.responses import Answer, error_body, ok_body, to_json
+from handler.whole_numbers import WholeFloat, whole_floats_as_integers
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +43,8 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise ValueError("a number too large for a double")
-    return value
+    # A whole-looking number keeps its literal: an integer field may take it (handler/whole_numbers.py).
+    return WholeFloat(value, text) if value.is_integer() else value
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -103,8 +105,10 @@ def validate_input(tool: Tool, raw_input: Any) -> BaseModel:
     if not isinstance(raw_input, dict):
         raise _invalid_input([{"loc": ("input",), "msg": "Input should be a JSON object of the tool's fields"}])
     try:
-        # Strict JSON validation: "3" is no integer and "yes" no boolean, as the schema says.
-        return tool.input_model.model_validate_json(json.dumps(raw_input), strict=True)
+        # Strict JSON validation: "3" is no integer and "yes" no boolean, as the schema says; but
+        # 3.0 is an integer, as JSON Schema counts it.
+        document = whole_floats_as_integers(tool.input_model, raw_input)
+        return tool.input_model.model_validate_json(json.dumps(document), strict=True)
     except ValidationError as error:
         raise _invalid_input(error.errors(include_url=False, include_input=False)) from None
 
