@@ -29,6 +29,7 @@ from handler.protocol import (
     OP_DIAGNOSTICS,
     OPS,
     RISK_MEANINGS,
+    ErrorCode,
 )
 from handler.testing import call_body, diagnostics_body, signed_event
 
@@ -130,13 +131,15 @@ def signing_key() -> tuple[str | None, str]:
 def manifest_view(port: int) -> Reply:
     """The manifest, its sync-rule problems and its size against Median's limits."""
     from handler.manifest import build_manifest
-    from handler.registry import load_tools
+    from handler.registry import ToolLoadError, load_tools
     from handler.rules import manifest_size
 
     try:
         manifest, problems = build_manifest(load_tools())
-    except Exception as error:  # the author's own code in tools/: say what broke, for them to fix
-        return _error(500, "tools_failed", f"Loading tools/ failed: {type(error).__name__}: {error}")
+    except ToolLoadError as failed:
+        # GET's own answer: the code and the lines, each naming the author's file and line.
+        message = "The tools failed to import: " + "; ".join(failed.lines)
+        return _json(500, {"error": {"code": ErrorCode.INVALID_MANIFEST, "message": message, "lines": failed.lines}})
     key, why_not = signing_key()
     return _json(
         200,

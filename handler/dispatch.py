@@ -15,7 +15,7 @@ from handler.deadline import ToolTimedOut, call_within
 from handler.idempotency import applies, at_most_once
 from handler.observability import Metric, logger, record_tool_run, tool_segment
 from handler.protocol import OP_CALL, OP_DIAGNOSTICS, OPS, PROTOCOL_VERSION, TOOL_TIME_MARGIN_SECONDS, ErrorCode
-from handler.registry import load_tools
+from handler.registry import ToolLoadError, load_tools
 from handler.responses import Answer, error_body, ok_body, to_json
 from handler.whole_numbers import WholeFloat, whole_floats_as_integers
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from handler.registry import Tool
+    from handler.registry import Registry, Tool
 
 
 class Refusal(Exception):
@@ -223,6 +223,20 @@ def _context(document: dict[str, Any], request_id: str, lambda_context: LambdaCo
     )
 
 
+def _served_tools(ctx: ToolContext) -> Registry:
+    try:
+        return load_tools()
+    except ToolLoadError as failed:
+        # The lines name the author's files; the answer names only the reference to find them by.
+        problems = {"reference": ctx.reference, "problems": failed.lines}
+        logger.error("The tools failed to import; no tool can run", extra=problems)
+        raise Refusal(
+            500,
+            ErrorCode.INTERNAL_ERROR,
+            f"The endpoint's tools failed to import, so no tool can run; reference {ctx.reference}.",
+        ) from None
+
+
 def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | None) -> Answer:
     try:
         document = parse_body(body)
@@ -231,7 +245,7 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
         if op not in OPS:
             raise Refusal(400, ErrorCode.BAD_REQUEST, f"op must be one of: {', '.join(OPS)}.")
         ctx = _context(document, request_id, lambda_context)
-        registry = load_tools()
+        registry = _served_tools(ctx)
         if op == OP_DIAGNOSTICS:
             if not registry.diagnostics:
                 raise Refusal(404, ErrorCode.NO_DIAGNOSTICS, "This endpoint declares no diagnostics function.")

@@ -68,6 +68,18 @@ EVENTS_DIR = Path(__file__).parent / "events"
 SHAPES = ("rest_api_v1", "http_api_v2", "function_url")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A tool module that fails to import stops the run before any test, with one `file:line: what`
+    line per broken module (handler.registry.ToolLoadError), as `make check` and `make serve` say it:
+    not as a traceback through the framework in every test that reaches the tools."""
+    from handler.registry import ToolLoadError, load_tools
+
+    try:
+        load_tools()
+    except ToolLoadError as failed:
+        raise pytest.UsageError(f"the tools failed to import:\n{failed}") from None
+
+
 @pytest.fixture
 def client() -> MedianTestClient:
     """Signs requests with the protocol's test key and serves it to the handler as the dev key."""
