@@ -120,16 +120,6 @@ def _named(function: object) -> str:
 _RISK_HINT = f'write @tool(risk="low"), with one of {", ".join(RISKS)}'
 
 
-def _refuse_async(function: Callable[..., Any]) -> None:
-    # Tools run synchronously: an async function would hand back an un-run coroutine on every call.
-    if inspect.iscoroutinefunction(function):
-        raise ToolDefinitionError(
-            _declared_at(function),
-            f"{_named(function)}: is async; the handler calls it synchronously, so define it with def "
-            "(call async clients with asyncio.run inside it if you must)",
-        )
-
-
 def _refuse_generators(function: Callable[..., Any], what: str) -> None:
     # A generator's body never runs when it is called: the answer would be an unrun generator.
     if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
@@ -145,7 +135,6 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str
     def refused(problem: str) -> ToolDefinitionError:
         return ToolDefinitionError(_declared_at(function), f"{_named(function)}: {problem}")
 
-    _refuse_async(function)
     _refuse_generators(function, "a tool")
     try:
         hints = typing.get_type_hints(function)
@@ -181,7 +170,7 @@ def tool(
     *,
     idempotent: bool = True,
 ) -> Callable[[F], F]:
-    """Serve the decorated function as a Median tool.
+    """Serve the decorated function as a Median tool. It may be `def` or `async def`.
 
     risk: "low", "medium", "reviewed" or "high" (what each means is in docs/protocol.md).
     name: defaults to the function's name in camelCase.
@@ -218,6 +207,7 @@ def tool(
                 model_parameter=model_parameter,
                 context_parameter=context_parameter,
                 idempotent=idempotent,
+                is_async=inspect.iscoroutinefunction(function),
                 location=_declared_at(function),
             )
         )
@@ -229,7 +219,7 @@ def tool(
 def diagnostics(function: F | None = None) -> F:
     """Mark the function the `diagnostics` op runs: at most one per endpoint. It may take a ToolContext.
 
-    Written without parentheses: `@diagnostics`.
+    Written without parentheses: `@diagnostics`. It may be `def` or `async def`.
     """
     if function is None or not callable(function):
         # `@diagnostics()` or `@diagnostics(something)`: the function comes only when the result is applied.
@@ -247,7 +237,6 @@ def diagnostics(function: F | None = None) -> F:
     def refused(problem: str) -> ToolDefinitionError:
         return ToolDefinitionError(_declared_at(function), f"{_named(function)}: {problem}")
 
-    _refuse_async(function)
     _refuse_generators(function, "a diagnostics function")
     # The op passes a ToolContext or nothing; refusing any other parameter here tells the
     # author at import time, rather than by a 500 on every diagnostics call.

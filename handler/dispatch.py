@@ -153,16 +153,23 @@ def _timed_out(what: str, ctx: ToolContext) -> Answer:
     )
 
 
-def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext) -> Any:
+def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext, is_async: bool) -> Any:
     remaining = ctx.remaining_seconds()
+    if is_async:
+        # Imported here: asyncio would cost every cold POST, sync tools' included, ~10-35 ms.
+        from handler.event_loop import await_within
+
+        return await_within(remaining, function, kwargs)
     if remaining is None:
         return function(**kwargs)
     return call_within(remaining, function, kwargs)
 
 
-def _run(what: str, function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext) -> Answer:
+def _run(
+    what: str, function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext, is_async: bool = False
+) -> Answer:
     try:
-        output = _call(function, kwargs, ctx)
+        output = _call(function, kwargs, ctx, is_async)
     except ToolTimedOut:
         return _timed_out(what, ctx)
     except ToolError as declined:
@@ -198,7 +205,7 @@ def run_tool(tool: Tool, args: BaseModel, ctx: ToolContext) -> Answer:
         kwargs[tool.context_parameter] = ctx
     started = time.perf_counter()
     with tool_segment(tool.name):
-        answer = _run(f"Tool {tool.name}", tool.function, kwargs, ctx)
+        answer = _run(f"Tool {tool.name}", tool.function, kwargs, ctx, tool.is_async)
     record_tool_run(tool.name, _outcome_metric(answer), (time.perf_counter() - started) * 1000)
     return answer
 
@@ -251,7 +258,8 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
                 raise Refusal(404, ErrorCode.NO_DIAGNOSTICS, "This endpoint declares no diagnostics function.")
             function = registry.diagnostics[0]
             parameter = _context_parameter(function)
-            return _run("Diagnostics", function, {parameter: ctx} if parameter else {}, ctx)
+            kwargs = {parameter: ctx} if parameter else {}
+            return _run("Diagnostics", function, kwargs, ctx, inspect.iscoroutinefunction(function))
         assert op == OP_CALL
         name = document.get("tool")
         if not isinstance(name, str) or not name:

@@ -36,6 +36,8 @@ class Tool:
     model_parameter: str
     context_parameter: str | None
     idempotent: bool = True
+    # `async def`: awaited on the container's event loop rather than called.
+    is_async: bool = False
     # Where `@tool` declared it, as "tools/orders.py:25": what a problem about it points at.
     location: str = ""
 
