@@ -7,36 +7,22 @@ through $MEDIAN_TOOLS_PACKAGE; the examples in tools/ play no part.
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
-import uuid
 from typing import TYPE_CHECKING
 
 import pytest
 
 from devserver.inspector import route
 from handler.manifest import build_manifest
-from handler.protocol import TOOLS_PACKAGE_ENV
-from handler.registry import Registry, ToolLoadError, load_tools
 from handler.testing import TEST_KEY, dev_key
+from tests.authored_package import MODEL, AuthorsPackage, serving_authors_package
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from handler.registry import Registry
     from handler.testing import MedianTestClient
     from tests.conftest import LogCapture
-
-MODEL = """
-from pydantic import BaseModel
-
-from handler import tool
-
-
-class NoteInput(BaseModel):
-    note: str
-"""
-
 
 # A tool declared at line 11 of a module that starts with MODEL.
 LOOK_UP = """
@@ -47,47 +33,12 @@ def look_up(args: NoteInput) -> dict:
 """
 
 
-class AuthorsPackage:
-    """A tools package in a temporary folder, importable under a name of its own."""
-
-    def __init__(self, root: Path) -> None:
-        self.name = f"authored_{uuid.uuid4().hex[:10]}"
-        self.folder = root / self.name
-        self.folder.mkdir()
-        (self.folder / "__init__.py").write_text("", encoding="utf-8")
-
-    def module(self, name: str, source: str) -> None:
-        (self.folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
-
-    def at(self, module: str, line: int) -> str:
-        """How a place in it is shown: relative to the working directory, which holds the package."""
-        return f"{self.name}/{module}.py:{line}"
-
-    def registered(self) -> Registry:
-        """What its modules registered, apart from anything else the served registry holds."""
-        served = load_tools(self.name)
-        return Registry(
-            tools=[tool for tool in served.tools if tool.function.__module__.startswith(f"{self.name}.")],
-            diagnostics=[check for check in served.diagnostics if check.__module__.startswith(f"{self.name}.")],
-        )
-
-    def failure(self) -> ToolLoadError:
-        with pytest.raises(ToolLoadError) as failed:
-            load_tools(self.name)
-        return failed.value
-
-
 @pytest.fixture
 def authors_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scratch_registry: Registry
 ) -> Iterator[AuthorsPackage]:
-    package = AuthorsPackage(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(TOOLS_PACKAGE_ENV, package.name)
-    yield package
-    for name in [name for name in sys.modules if name == package.name or name.startswith(f"{package.name}.")]:
-        del sys.modules[name]
+    with serving_authors_package(tmp_path, monkeypatch) as package:
+        yield package
 
 
 # (what the author wrote in broken.py, the line it fails on, what the line says is wrong)
