@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from devserver.curl import post_command
-from devserver.lambda_runner import invoke
+from devserver.lambda_runner import invoke, one_request_at_a_time
+from devserver.reloader import revision
 from handler.protocol import (
     DEV_KEY_ENV,
     JSON_CONTENT_TYPE,
@@ -87,6 +88,8 @@ def route(method: str, path: str, headers: dict[str, str], body: bytes, *, port:
         return _page() if method in ("GET", "HEAD") else _method_not_allowed("GET")
     if path == f"{API_PATH}/manifest":
         return manifest_view(port) if method in ("GET", "HEAD") else _method_not_allowed("GET")
+    if path == f"{API_PATH}/revision":
+        return _json(200, {"revision": revision()}) if method in ("GET", "HEAD") else _method_not_allowed("GET")
     if path == f"{API_PATH}/call":
         if method != "POST":
             return _method_not_allowed("POST")
@@ -134,16 +137,19 @@ def manifest_view(port: int) -> Reply:
     from handler.registry import ToolLoadError, load_tools
     from handler.rules import manifest_size
 
-    try:
-        manifest, problems = build_manifest(load_tools())
-    except ToolLoadError as failed:
-        # GET's own answer: the code and the lines, each naming the author's file and line.
-        message = "The tools failed to import: " + "; ".join(failed.lines)
-        return _json(500, {"error": {"code": ErrorCode.INVALID_MANIFEST, "message": message, "lines": failed.lines}})
+    with one_request_at_a_time:  # not while the tools reload
+        try:
+            manifest, problems = build_manifest(load_tools())
+        except ToolLoadError as failed:
+            # GET's own answer: the code and the lines, each naming the author's file and line.
+            message = "The tools failed to import: " + "; ".join(failed.lines)
+            body = {"error": {"code": ErrorCode.INVALID_MANIFEST, "message": message, "lines": failed.lines}}
+            return _json(500, {**body, "revision": revision()})
     key, why_not = signing_key()
     return _json(
         200,
         {
+            "revision": revision(),
             "endpoint": endpoint_url(port),
             "manifest": manifest,
             "problems": [
