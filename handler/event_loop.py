@@ -7,7 +7,9 @@ A loop per call (`asyncio.run`) would close those after the first call, and the 
 fail with "Event loop is closed" or "attached to a different loop".
 
 The loop runs in the thread that handles the request (Lambda's main thread), so the tool sees
-that thread's state, X-Ray's segment included, and each call's contextvars. It is imported only
+that thread's state, X-Ray's segment included, and each call's contextvars. Where that thread
+runs an event loop of its own already (an async test calling MedianTestClient, Playwright's
+sync API), asyncio allows no second one there, and the container's loop runs in a worker thread. It is imported only
 when an async tool is first called: asyncio costs a cold start ~10-35 ms that sync tools never pay.
 
 The time limit is the sync tools' (handler/deadline.py): at the deadline asyncio cancels the
@@ -21,15 +23,16 @@ starts a fresh one.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import threading
+from contextvars import copy_context
 from typing import TYPE_CHECKING, Any
 
-from handler.deadline import ToolTimedOut, call_within
+from handler.deadline import ToolTimedOut, call_within, in_worker_thread
 from handler.protocol import ASYNC_CANCEL_GRACE_SECONDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
+    from contextvars import Context
 
 
 class _CancelledInTime(ToolTimedOut):
@@ -83,12 +86,16 @@ def await_within(
     if seconds is not None and seconds <= 0:
         raise ToolTimedOut
     loop = _container_loop()
-    context = contextvars.copy_context()  # the request's contextvars, for the tool to see
+    run: dict[str, Any] = {"loop": loop, "seconds": seconds, "function": function, "kwargs": kwargs}
+    run["context"] = copy_context()  # the request's contextvars, for the tool, whichever thread it runs in
+    # asyncio runs one loop per thread: where the caller's thread runs one already (an async test,
+    # Playwright's sync API), the container's loop runs beside it, in a worker thread.
+    beside = _a_loop_runs_here()
     if seconds is None:
-        return _run(loop, None, function, kwargs, context)
-    run = {"loop": loop, "seconds": seconds, "function": function, "kwargs": kwargs, "context": context}
+        return in_worker_thread(None, _run, run) if beside else _run(**run)
+    backstop = seconds + ASYNC_CANCEL_GRACE_SECONDS
     try:
-        return call_within(seconds + ASYNC_CANCEL_GRACE_SECONDS, _run, run)
+        return in_worker_thread(backstop, _run, run) if beside else call_within(backstop, _run, run)
     except _CancelledInTime:
         raise ToolTimedOut from None
     except ToolTimedOut:
@@ -97,12 +104,20 @@ def await_within(
         raise
 
 
+def _a_loop_runs_here() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _run(
     loop: _ContainerLoop,
     seconds: float | None,
     function: Callable[..., Coroutine[Any, Any, Any]],
     kwargs: dict[str, Any],
-    context: contextvars.Context,
+    context: Context,
 ) -> Any:
     if not loop.turn.acquire(timeout=-1 if seconds is None else seconds):
         raise _CancelledInTime

@@ -184,6 +184,27 @@ def test_an_async_tool_called_off_the_main_thread_times_out_too(
     assert_timed_out(answers[0])
 
 
+def test_an_async_tool_is_served_to_a_caller_already_running_an_event_loop(
+    scratch_registry: Registry, client: MedianTestClient
+) -> None:
+    # GIVEN an async tool, and a caller inside an event loop of its own (an async test, say)
+    @tool(risk="low")
+    async def async_lookup(args: NoteInput) -> str:
+        """Look the note up."""
+        await asyncio.sleep(0)
+        return f"found {args.note}"
+
+    async def caller() -> tuple[TestAnswer, TestAnswer]:
+        found = client.call("asyncLookup", {"note": "ada"})
+        return found, call_in_short_lambda(client, "asyncLookup")
+
+    # WHEN it calls the tool, with time to spare and with little
+    found, found_quickly = asyncio.run(caller())
+    # THEN the tool runs all the same
+    assert found.body == {"version": 1, "ok": True, "output": "found ada"}
+    assert found_quickly.body == {"version": 1, "ok": True, "output": "found "}
+
+
 @pytest.fixture
 def echo_server() -> Iterator[tuple[int, list[socket.socket]]]:
     """A loopback TCP server that echoes each line back, and the connections it accepted."""
