@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from handler.registry import Registry, Tool
+    from handler.registry import Tool
 
 
 class Refusal(Exception):
@@ -230,18 +230,16 @@ def _context(document: dict[str, Any], request_id: str, lambda_context: LambdaCo
     )
 
 
-def _served_tools(ctx: ToolContext) -> Registry:
-    try:
-        return load_tools()
-    except ToolLoadError as failed:
-        # The lines name the author's files; the answer names only the reference to find them by.
-        problems = {"reference": ctx.reference, "problems": failed.lines}
-        logger.error("The tools failed to import; no tool can run", extra=problems)
-        raise Refusal(
-            500,
-            ErrorCode.INTERNAL_ERROR,
-            f"The endpoint's tools failed to import, so no tool can run; reference {ctx.reference}.",
-        ) from None
+def _tools_failed(failed: ToolLoadError, ctx: ToolContext) -> Refusal:
+    # The lines name the author's files; the answer names only the reference to find them by.
+    logger.error(
+        "The tools failed to import; no tool can run", extra={"reference": ctx.reference, "problems": failed.lines}
+    )
+    return Refusal(
+        500,
+        ErrorCode.INTERNAL_ERROR,
+        f"The endpoint's tools failed to import, so no tool can run; reference {ctx.reference}.",
+    )
 
 
 def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | None) -> Answer:
@@ -252,7 +250,10 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
         if op not in OPS:
             raise Refusal(400, ErrorCode.BAD_REQUEST, f"op must be one of: {', '.join(OPS)}.")
         ctx = _context(document, request_id, lambda_context)
-        registry = _served_tools(ctx)
+        try:  # a try costs a warm POST nothing; a call around load_tools() would
+            registry = load_tools()
+        except ToolLoadError as failed:
+            raise _tools_failed(failed, ctx) from None
         if op == OP_DIAGNOSTICS:
             if not registry.diagnostics:
                 raise Refusal(404, ErrorCode.NO_DIAGNOSTICS, "This endpoint declares no diagnostics function.")
