@@ -215,7 +215,8 @@ TOOL_TESTS_DIR = Path(__file__).parent / "tools"
 @pytest.fixture(autouse=True)
 def _framework_tests_never_serve_tools_dir(request: pytest.FixtureRequest) -> None:
     """Every test outside tests/tools/ runs on the scratch registry: the framework is tested without
-    the example tools (or whatever a user has put in tools/), which are never even imported.
+    the example tools (or whatever a user has put in tools/), which are served to none of them. (The
+    session imports tools/ once, at its start, only to stop at a module that fails to import.)
 
     tests/tools/ is the user's: its tests serve tools/ as it is, exactly as `make serve` does.
     """
@@ -229,8 +230,8 @@ def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
 
     `lambda_handler`, `MedianTestClient`, the manifest and the CLI in this process serve it, and
     `@tool` and `@diagnostics` inside the test add to it. $MEDIAN_TOOLS_PACKAGE names a package with
-    no tools (tests/empty_tools/), so a process the test starts serves none either, and `tools/` is
-    imported by neither.
+    no tools (tests/empty_tools/), so a process the test starts serves none either, and neither
+    serves `tools/`.
     """
     from handler import app
     from handler.registry import load_tools
