@@ -36,6 +36,8 @@ from handler.testing import call_body, diagnostics_body, signed_event
 
 INSPECTOR_PATH = "/_inspector"
 API_PATH = f"{INSPECTOR_PATH}/api"
+# How many times the tools have loaded (devserver.reloader): the page asks, and reloads when it moves.
+REVISION_PATH = f"{API_PATH}/revision"
 PAGE_FILE = Path(__file__).with_name("inspector.html")
 # Median hands each call its conversation; the inspector's calls all belong to this one.
 CONVERSATION = {"id": "conv_inspector"}
@@ -88,7 +90,7 @@ def route(method: str, path: str, headers: dict[str, str], body: bytes, *, port:
         return _page() if method in ("GET", "HEAD") else _method_not_allowed("GET")
     if path == f"{API_PATH}/manifest":
         return manifest_view(port) if method in ("GET", "HEAD") else _method_not_allowed("GET")
-    if path == f"{API_PATH}/revision":
+    if path == REVISION_PATH:
         return _json(200, {"revision": revision()}) if method in ("GET", "HEAD") else _method_not_allowed("GET")
     if path == f"{API_PATH}/call":
         if method != "POST":

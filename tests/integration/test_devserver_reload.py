@@ -120,6 +120,11 @@ def test_a_saved_change_is_served_and_a_broken_save_is_named_until_it_is_fixed(t
         # AND the terminal says it, in that one line, without a traceback
         assert f"notes.py changed: the tools in tools/ failed to import:\n  {line}\n" in server.output()
         assert "Traceback" not in server.output()
+        # AND the page's once-a-second question, whether the tools reloaded, is answered but not logged
+        status, revision = fetch(f"{server.inspector_url}/api/revision")
+        assert status == 200 and revision["revision"] >= 3
+        assert "GET /_inspector/api/manifest -> 500" in server.output()
+        assert "/_inspector/api/revision" not in server.output()
 
         # WHEN the file is fixed and saved
         save(tools, NOTES_TOOL.format(description="Take a note, fixed."))
