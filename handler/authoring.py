@@ -89,8 +89,8 @@ def _closed(model: type[BaseModel]) -> type[BaseModel]:
 _THIS_FILE = __file__
 
 
-def _declared_at(function: object = None) -> str:
-    """ "tools/loyalty.py:12": the line that applied the decorator, in the file that defines `function`.
+def _declaration(function: object = None) -> tuple[str, int]:
+    """(file, line) of the line that applied the decorator, in the file that defines `function`.
 
     Without a function (or for one defined elsewhere), the first line outside this module that
     reached the authoring API: a helper module of the author's that wraps `tool` points at itself.
@@ -102,13 +102,19 @@ def _declared_at(function: object = None) -> str:
     while frame is not None:
         filename = frame.f_code.co_filename
         if filename == defining_file:
-            return f"{shown_path(filename)}:{frame.f_lineno}"
+            return filename, frame.f_lineno
         if outside is None and filename != _THIS_FILE:
             outside = (filename, frame.f_lineno)
         frame = frame.f_back
     if code is not None:
-        return f"{shown_path(code.co_filename)}:{code.co_firstlineno}"
-    return f"{shown_path(outside[0])}:{outside[1]}" if outside else "<unknown>"
+        return code.co_filename, code.co_firstlineno
+    return outside or ("<unknown>", 0)
+
+
+def _declared_at(function: object = None) -> str:
+    """ "tools/loyalty.py:12", as an error names the author's line."""
+    filename, line = _declaration(function)
+    return f"{shown_path(filename)}:{line}"
 
 
 def _named(function: object) -> str:
@@ -208,7 +214,8 @@ def tool(
                 context_parameter=context_parameter,
                 idempotent=idempotent,
                 is_async=inspect.iscoroutinefunction(function),
-                location=_declared_at(function),
+                # Kept raw: made readable (~10-50 us of path work) only when a problem names it.
+                declared=_declaration(function),
             )
         )
         return function

@@ -38,8 +38,13 @@ class Tool:
     idempotent: bool = True
     # `async def`: awaited on the container's event loop rather than called.
     is_async: bool = False
-    # Where `@tool` declared it, as "tools/orders.py:25": what a problem about it points at.
-    location: str = ""
+    # Where `@tool` declared it, (file, line): what a problem about it points at.
+    declared: tuple[str, int] | None = None
+
+    @property
+    def location(self) -> str:
+        """Where `@tool` declared it, as "tools/orders.py:25"; empty if unknown."""
+        return f"{shown_path(self.declared[0])}:{self.declared[1]}" if self.declared else ""
 
 
 @dataclass
