@@ -55,10 +55,17 @@ def _prebuilt_manifest() -> str | None:
 
 def _manifest_from_tools() -> tuple[int, str]:
     from handler.manifest import build_manifest
-    from handler.registry import load_tools
+    from handler.registry import ToolLoadError, load_tools
     from handler.responses import error_body, to_json
 
-    manifest, problems = build_manifest(load_tools())
+    try:
+        registry = load_tools()
+    except ToolLoadError as failed:
+        # Each line is `tools/<file>.py:<line>: <what is wrong>`: the author's place, not a traceback.
+        observability.logger.error("The tools failed to import; GET answers 500", extra={"problems": failed.lines})
+        message = "The endpoint's tools failed to import: " + "; ".join(failed.lines)
+        return 500, to_json(error_body(ErrorCode.INVALID_MANIFEST, message, post=False))
+    manifest, problems = build_manifest(registry)
     if problems:
         observability.logger.error(
             "The tools break Median's sync rules; GET answers 500", extra={"problems": [str(p) for p in problems]}
@@ -76,6 +83,12 @@ def manifest_answer() -> dict[str, Any]:
         _manifest_answer = (200, prebuilt) if prebuilt is not None else _manifest_from_tools()
     status, body = _manifest_answer
     return raw_json_answer(status, body)
+
+
+def forget_manifest() -> None:
+    """Build GET's answer anew at the next GET: `make serve` calls this once it has reloaded the tools."""
+    global _manifest_answer
+    _manifest_answer = None
 
 
 def _import_handle_post() -> HandlePost:

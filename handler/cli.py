@@ -190,26 +190,17 @@ def _pretty(payload: bytes) -> str:
         return text
 
 
-def _build() -> tuple[dict[str, object], list[Problem]]:
+def _build() -> tuple[dict[str, object], list[Problem | str]]:
+    """The manifest and its problems: each rule it breaks, or each `file:line: what` of a module that won't import."""
     from handler.manifest import build_manifest
-    from handler.registry import load_tools
-    from handler.rules import Problem
+    from handler.registry import ToolLoadError, load_tools
 
     try:
         registry = load_tools()
-    except Exception as error:  # a tool module that fails to import is one more problem to name, not a traceback
-        return {}, [Problem("tools", "import", f"{_raised_where(error)} raised {type(error).__name__}: {error}")]
-    return build_manifest(registry)
-
-
-def _raised_where(error: BaseException) -> str:
-    import traceback
-    from pathlib import Path
-
-    frame = traceback.extract_tb(error.__traceback__)[-1]
-    path = Path(frame.filename)
-    shown = path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
-    return f"{shown}:{frame.lineno}"
+    except ToolLoadError as failed:
+        return {}, list(failed.lines)
+    manifest, problems = build_manifest(registry)
+    return manifest, list(problems)
 
 
 def command_check(arguments: argparse.Namespace) -> int:

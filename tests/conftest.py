@@ -68,6 +68,18 @@ EVENTS_DIR = Path(__file__).parent / "events"
 SHAPES = ("rest_api_v1", "http_api_v2", "function_url")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A tool module that fails to import stops the run before any test, with one `file:line: what`
+    line per broken module (handler.registry.ToolLoadError), as `make check` and `make serve` say it:
+    not as a traceback through the framework in every test that reaches the tools."""
+    from handler.registry import ToolLoadError, load_tools
+
+    try:
+        load_tools()
+    except ToolLoadError as failed:
+        raise pytest.UsageError(f"the tools failed to import:\n{failed}") from None
+
+
 @pytest.fixture
 def client() -> MedianTestClient:
     """Signs requests with the protocol's test key and serves it to the handler as the dev key."""
@@ -203,7 +215,8 @@ TOOL_TESTS_DIR = Path(__file__).parent / "tools"
 @pytest.fixture(autouse=True)
 def _framework_tests_never_serve_tools_dir(request: pytest.FixtureRequest) -> None:
     """Every test outside tests/tools/ runs on the scratch registry: the framework is tested without
-    the example tools (or whatever a user has put in tools/), which are never even imported.
+    the example tools (or whatever a user has put in tools/), which are served to none of them. (The
+    session imports tools/ once, at its start, only to stop at a module that fails to import.)
 
     tests/tools/ is the user's: its tests serve tools/ as it is, exactly as `make serve` does.
     """
@@ -217,8 +230,8 @@ def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
 
     `lambda_handler`, `MedianTestClient`, the manifest and the CLI in this process serve it, and
     `@tool` and `@diagnostics` inside the test add to it. $MEDIAN_TOOLS_PACKAGE names a package with
-    no tools (tests/empty_tools/), so a process the test starts serves none either, and `tools/` is
-    imported by neither.
+    no tools (tests/empty_tools/), so a process the test starts serves none either, and neither
+    serves `tools/`.
     """
     from handler import app
     from handler.registry import load_tools

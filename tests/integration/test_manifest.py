@@ -191,13 +191,47 @@ def test_make_check_names_a_tool_module_that_fails_to_import(tools_package: Tool
     )
     # WHEN `python -m handler check` runs
     finished = tools_package.run("-m", "handler", "check")
-    # THEN it exits 1 with one line naming where the import failed and what to change, not a traceback
+    # THEN it exits 1 with one line at the author's file and line saying what to change, not a traceback
     assert finished.returncode == 1
     first, count = finished.stderr.splitlines()
-    assert first.startswith("tools: import: ")
-    assert "raised TypeError" in first
-    assert "must be annotated with a pydantic model" in first
+    assert first == (
+        "tools/lookup.py:5: lookup: parameter 'ticket_number' must be annotated with a pydantic model "
+        "(the input) or ToolContext"
+    )
     assert count == "1 problem(s): Median would refuse this manifest."
+
+
+def test_make_check_names_every_module_that_fails_to_import_at_its_line(tools_package: ToolsPackage) -> None:
+    # GIVEN a bare @tool in one module and a name that does not exist in another
+    tools_package.module(
+        "points",
+        """
+        from pydantic import BaseModel
+
+        from handler import tool
+
+
+        class PointsInput(BaseModel):
+            email: str
+
+
+        @tool
+        def points_balance(args: PointsInput) -> dict:
+            \"\"\"Tell how many points the customer has.\"\"\"
+            return {}
+        """,
+    )
+    tools_package.module("rewards", "\n\naccount = find_account('ada@example.com')\n")
+    # WHEN `python -m handler check` runs
+    finished = tools_package.run("-m", "handler", "check")
+    # THEN each is one line at its own file and line, and the check fails
+    assert finished.returncode == 1
+    assert finished.stderr.splitlines()[:2] == [
+        'tools/points.py:11: @tool on points_balance needs the tool\'s risk: write @tool(risk="low"), '
+        "with one of low, medium, reviewed, high",
+        "tools/rewards.py:3: NameError: name 'find_account' is not defined",
+    ]
+    assert "Traceback" not in finished.stderr
 
 
 def run_handler_cli(tools_package: str, *arguments: str) -> subprocess.CompletedProcess[str]:

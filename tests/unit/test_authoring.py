@@ -328,26 +328,6 @@ def test_a_diagnostics_function_with_a_parameter_it_cannot_be_given_is_refused(
     assert len(scratch_registry.diagnostics) == count
 
 
-def test_an_async_function_is_refused_as_a_tool_or_diagnostics(scratch_registry: Registry) -> None:
-    # GIVEN async functions (the handler calls tools synchronously: an async one would only
-    # ever return an un-run coroutine, a 500 on every call)
-    async def fetch_status(args: LookupInput) -> str:
-        """Fetch a status."""
-        return "ok"
-
-    async def health() -> str:
-        return "ok"
-
-    tools, checks = len(scratch_registry.tools), len(scratch_registry.diagnostics)
-    # WHEN they are declared
-    # THEN the author is told at import to use def, and neither is registered
-    with pytest.raises(TypeError, match=r"fetch_status: .*async.*def"):
-        tool(risk="low")(fetch_status)
-    with pytest.raises(TypeError, match=r"health: .*async.*def"):
-        diagnostics(health)
-    assert (len(scratch_registry.tools), len(scratch_registry.diagnostics)) == (tools, checks)
-
-
 def test_a_tool_with_two_context_parameters_is_refused(scratch_registry: Registry) -> None:
     # GIVEN a tool asking for the context twice (only one could ever be passed)
     def twice(args: LookupInput, ctx: ToolContext, again: ToolContext) -> str:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from handler.manifest import build_manifest
 from handler.protocol import MAX_MANIFEST_BYTES, MAX_SCHEMA_CHARS, RESERVED_NAMES
-from handler.registry import Registry, Tool
+from handler.registry import Registry, Tool, shown_path
 from handler.rules import Problem, check_manifest, manifest_size
 
 
@@ -342,9 +342,12 @@ def test_more_than_one_diagnostics_function_is_refused() -> None:
     registry = Registry(tools=[_registered("lookUp")], diagnostics=[health, status])
     # WHEN its manifest is built
     _, problems = build_manifest(registry)
-    # THEN one problem names both functions
+    # THEN one problem names both functions, and where each is
+    here = shown_path(__file__)
     assert [str(problem) for problem in problems] == [
-        "manifest: diagnostics: has 2 @diagnostics functions (health, status); at most one"
+        "manifest: diagnostics: has 2 @diagnostics functions "
+        f"(health at {here}:{health.__code__.co_firstlineno}, status at {here}:{status.__code__.co_firstlineno}); "
+        "at most one"
     ]
 
 
