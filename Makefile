@@ -15,7 +15,7 @@ RUNTIME_PYTHON := $(firstword $(foreach candidate,python$(LAMBDA_PYTHON) \
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help install test runtime-python test-runtime-python serve check lint format clean
+.PHONY: help install test runtime-python test-runtime-python serve check new-tool swap-check lint format clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -24,6 +24,7 @@ $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group dev
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group translator --no-deps
 	@touch $@
 
 install: $(INSTALLED) ## Create .venv and install the runtime, test and lint dependencies
@@ -41,8 +42,18 @@ test-runtime-python: ## Run the suite again on the Lambda runtime's Python 3.13 
 serve: $(INSTALLED) ## Serve the endpoint on http://127.0.0.1:$(PORT) with a local dev key
 	PORT=$(PORT) $(BIN)/python -m devserver
 
-check: $(INSTALLED) ## Check the tools against Median's sync rules
-	$(BIN)/python -m handler check
+# ALSO="other.json https://..." checks them with the organisation's other endpoints (their
+# saved manifests, or their URLs with a signed GET under $MEDIAN_KEY or KEY_FILE=).
+check: $(INSTALLED) ## Check the tools against Median's sync rules; ALSO="SOURCE ..." adds other endpoints
+	$(BIN)/python -m handler check $${ALSO:+--also $$ALSO} $${KEY_FILE:+--key-file "$$KEY_FILE"}
+
+new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NAME=loyalty_points
+	@[ -n "$$NAME" ] || { echo "Name the tool's module: make new-tool NAME=loyalty_points" >&2; exit 2; }
+	$(BIN)/python -m handler new-tool "$$NAME"
+
+# The README's "Make it yours", proven in a temporary copy on this checkout's virtualenvs.
+swap-check: $(INSTALLED) ## In a temporary copy: delete the examples, make new-tool, make lint test check build
+	VENV="$(VENV)" scripts/swap_examples.sh
 
 lint: $(INSTALLED) ## ruff (lint and format) and mypy on handler/
 	$(BIN)/ruff check .
@@ -68,7 +79,7 @@ ENV_VARS := $(EVENTS)/env.json
 URL ?= http://127.0.0.1:$(PORT)/
 # Handed to the CLI through the environment rather than spliced into a command line,
 # so any JSON (quotes included) arrives intact.
-export TOOL INPUT URL DIAGNOSTICS KEY_FILE
+export TOOL INPUT URL DIAGNOSTICS KEY_FILE NAME ALSO
 # The CLI's request options, from TOOL=, INPUT= and DIAGNOSTICS=1.
 REQUEST_OPTIONS = $${TOOL:+--tool "$$TOOL"} $${INPUT:+--input "$$INPUT"} $${DIAGNOSTICS:+--diagnostics}
 # sam local runs the function in a container: say so plainly where none can run.
@@ -87,8 +98,17 @@ $(SAM_INSTALLED): pyproject.toml $(INSTALLED)
 build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
 	$(SAM) build
 
-validate: $(SAM_INSTALLED) ## sam validate --lint: the template, checked by cfn-lint
+validate: $(SAM_INSTALLED) ## sam validate --lint: the template and the pipeline's role template, by cfn-lint
 	$(SAM) validate --lint
+	$(SAM) validate --lint --template pipeline/oidc-role.yaml
+
+# AWS Labs' serverless rules for cfn-lint (cfn-lint-serverless, in the SAM CLI's venv), after
+# sam validate's own cfn-lint run: an error (E, ES) fails, a warning (W, WS) is printed. The
+# template silences the rules that do not apply to it, each with its reason, in Metadata.
+.PHONY: validate-serverless
+validate: validate-serverless
+validate-serverless: $(SAM_INSTALLED)
+	$(SAM_VENV)/bin/cfn-lint template.yaml --append-rules cfn_lint_serverless.rules --non-zero-exit-code error
 
 # sam build runs this (template.yaml: BuildMethod makefile) in this directory, with
 # ARTIFACTS_DIR set; samconfig.toml's build_in_source spares it a copy of .venv. The
@@ -169,3 +189,18 @@ bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the flo
 .PHONY: test-browser
 test-browser: $(INSTALLED) ## Run the inspector's tests in headless Chromium (apt-get install chromium)
 	$(BIN)/python -m pytest -m browser tests/browser
+
+# --- GitHub pipeline (issue 12) ------------------------------------------------------
+# .github/ as GitHub would read it (its workflow and Dependabot schemas) and as zizmor audits it
+# (pinning, permissions, injection, Dependabot's cooldown), both offline, in their own group so `make install` stays light.
+CI_LINT_INSTALLED := $(VENV)/.ci-lint-installed
+.PHONY: lint-workflows
+
+$(CI_LINT_INSTALLED): pyproject.toml $(INSTALLED)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group ci-lint
+	@touch $@
+
+lint-workflows: $(CI_LINT_INSTALLED) ## Check .github/: GitHub's schemas (check-jsonschema) and zizmor's audits, offline
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(BIN)/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
+	$(BIN)/zizmor --offline .github

@@ -2,7 +2,8 @@
 
 Each HTTP request becomes an API Gateway HTTP API (payload 2.0) event and goes through
 `handler.app.lambda_handler`, as it would behind API Gateway; /_inspector serves the
-inspector page. It binds to loopback only.
+inspector page. It binds to loopback only, and reloads the tools when a file of theirs is
+saved (devserver.reloader).
 """
 
 from __future__ import annotations
@@ -10,15 +11,26 @@ from __future__ import annotations
 import os
 import sys
 
-from devserver.curl import get_command, post_command
+from devserver.curl import example_call, get_command, post_command
 from devserver.dev_key import use_dev_key
 from devserver.inspector import INSPECTOR_PATH
+from devserver.reloader import ToolsReloader
 from devserver.server import DevServer
 from handler.local_key import DevKeyUnavailable
 from handler.protocol import KEY_SECRET_ENV
-from handler.testing import call_body
 
 DEFAULT_PORT = 3000
+
+
+def _served_manifest() -> dict[str, object] | None:
+    """The manifest of the tools served, for the example call; None if they fail to load."""
+    from handler.manifest import build_manifest
+    from handler.registry import load_tools
+
+    try:
+        return build_manifest(load_tools())[0]
+    except Exception:  # the author's own code: GET and the inspector say what broke
+        return None
 
 
 def main() -> int:
@@ -33,7 +45,14 @@ def main() -> int:
             return 2
     server = DevServer(port)
     url = server.url
-    example = post_command(url, call_body("orderStatus", {"orderNumber": "ORD-1042"}))
+    # No bytecode written for the tools: a .pyc is trusted by its source's size and mtime in whole
+    # seconds, so a same-length edit saved within the second of the last compile would be served stale.
+    sys.dont_write_bytecode = True
+    # Loaded before serving, so a tool module that fails to import is said at once; the server runs regardless.
+    reloader = ToolsReloader()
+    reloader.load()
+    reloader.start()
+    example = post_command(url, example_call(_served_manifest()))
     indented = "\n".join(f"  {line}" for line in example.splitlines())
     print(
         f"Serving the Median endpoint on {url}\n"
@@ -50,6 +69,7 @@ def main() -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        reloader.stop()
         server.server_close()
     return 0
 

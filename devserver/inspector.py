@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from devserver.curl import post_command
-from devserver.lambda_runner import invoke
+from devserver.lambda_runner import invoke, one_request_at_a_time
+from devserver.reloader import revision
 from handler.protocol import (
     DEV_KEY_ENV,
     JSON_CONTENT_TYPE,
@@ -29,11 +30,14 @@ from handler.protocol import (
     OP_DIAGNOSTICS,
     OPS,
     RISK_MEANINGS,
+    ErrorCode,
 )
 from handler.testing import call_body, diagnostics_body, signed_event
 
 INSPECTOR_PATH = "/_inspector"
 API_PATH = f"{INSPECTOR_PATH}/api"
+# How many times the tools have loaded (devserver.reloader): the page asks, and reloads when it moves.
+REVISION_PATH = f"{API_PATH}/revision"
 PAGE_FILE = Path(__file__).with_name("inspector.html")
 # Median hands each call its conversation; the inspector's calls all belong to this one.
 CONVERSATION = {"id": "conv_inspector"}
@@ -86,6 +90,8 @@ def route(method: str, path: str, headers: dict[str, str], body: bytes, *, port:
         return _page() if method in ("GET", "HEAD") else _method_not_allowed("GET")
     if path == f"{API_PATH}/manifest":
         return manifest_view(port) if method in ("GET", "HEAD") else _method_not_allowed("GET")
+    if path == REVISION_PATH:
+        return _json(200, {"revision": revision()}) if method in ("GET", "HEAD") else _method_not_allowed("GET")
     if path == f"{API_PATH}/call":
         if method != "POST":
             return _method_not_allowed("POST")
@@ -130,17 +136,22 @@ def signing_key() -> tuple[str | None, str]:
 def manifest_view(port: int) -> Reply:
     """The manifest, its sync-rule problems and its size against Median's limits."""
     from handler.manifest import build_manifest
-    from handler.registry import load_tools
+    from handler.registry import ToolLoadError, load_tools
     from handler.rules import manifest_size
 
-    try:
-        manifest, problems = build_manifest(load_tools())
-    except Exception as error:  # the author's own code in tools/: say what broke, for them to fix
-        return _error(500, "tools_failed", f"Loading tools/ failed: {type(error).__name__}: {error}")
+    with one_request_at_a_time:  # not while the tools reload
+        try:
+            manifest, problems = build_manifest(load_tools())
+        except ToolLoadError as failed:
+            # GET's own answer: the code and the lines, each naming the author's file and line.
+            message = "The tools failed to import: " + "; ".join(failed.lines)
+            body = {"error": {"code": ErrorCode.INVALID_MANIFEST, "message": message, "lines": failed.lines}}
+            return _json(500, {**body, "revision": revision()})
     key, why_not = signing_key()
     return _json(
         200,
         {
+            "revision": revision(),
             "endpoint": endpoint_url(port),
             "manifest": manifest,
             "problems": [

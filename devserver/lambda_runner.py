@@ -11,15 +11,16 @@ from handler.testing import FakeLambdaContext
 FUNCTION_TIMEOUT_SECONDS = 30.0
 
 # A Lambda container serves one request at a time; the dev server's threads (which keep a
-# browser's idle connections from blocking everyone) take turns at the handler in the same way.
-_one_request_at_a_time = threading.Lock()
+# browser's idle connections from blocking everyone) take turns at the handler in the same way,
+# and a reload of the tools (devserver.reloader) waits for its turn too.
+one_request_at_a_time = threading.Lock()
 
 
 def invoke(event: dict[str, Any]) -> tuple[dict[str, Any], float]:
     """The handler's answer to the event, and the milliseconds the handler took."""
     from handler.app import lambda_handler
 
-    with _one_request_at_a_time:
+    with one_request_at_a_time:
         context = FakeLambdaContext(timeout_seconds=FUNCTION_TIMEOUT_SECONDS)
         started = time.perf_counter()
         response = lambda_handler(event, context)  # type: ignore[arg-type]  # duck-types LambdaContext

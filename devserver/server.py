@@ -60,8 +60,11 @@ class DevRequestHandler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        path = self.path.split("?", 1)[0]
+        if path == inspector.REVISION_PATH:
+            return  # the open inspector page asks every second: its lines would bury everything else
         # The request line only: never headers, which carry the signature.
-        sys.stderr.write(f"{self.command} {self.path.split('?', 1)[0]} -> {args[1] if len(args) > 1 else ''}\n")
+        sys.stderr.write(f"{self.command} {path} -> {args[1] if len(args) > 1 else ''}\n")
 
 
 class DevServer(ThreadingHTTPServer):

@@ -58,10 +58,17 @@ def _prebuilt_manifest() -> str | None:
 
 def _manifest_from_tools() -> tuple[int, str]:
     from handler.manifest import build_manifest
-    from handler.registry import load_tools
+    from handler.registry import ToolLoadError, load_tools
     from handler.responses import error_body, to_json
 
-    manifest, problems = build_manifest(load_tools())
+    try:
+        registry = load_tools()
+    except ToolLoadError as failed:
+        # Each line is `tools/<file>.py:<line>: <what is wrong>`: the author's place, not a traceback.
+        observability.logger.error("The tools failed to import; GET answers 500", extra={"problems": failed.lines})
+        message = "The endpoint's tools failed to import: " + "; ".join(failed.lines)
+        return 500, to_json(error_body(ErrorCode.INVALID_MANIFEST, message, post=False))
+    manifest, problems = build_manifest(registry)
     if problems:
         observability.logger.error(
             "The tools break Median's sync rules; GET answers 500", extra={"problems": [str(p) for p in problems]}
@@ -81,6 +88,12 @@ def manifest_answer() -> dict[str, Any]:
     return raw_json_answer(status, body)
 
 
+def forget_manifest() -> None:
+    """Build GET's answer anew at the next GET: `make serve` calls this once it has reloaded the tools."""
+    global _manifest_answer
+    _manifest_answer = None
+
+
 def _import_handle_post() -> HandlePost:
     """POST's machinery (pydantic, the tools, Metrics), imported at the first POST and kept at hand:
     an import statement run on every call costs a warm POST ~2 µs to find the module again."""
@@ -96,11 +109,8 @@ def _verified(request: Request, header: SignatureHeader) -> bool:
     key = key_source.get()
     if matches(header, key, request.body):
         return True
-    try:
-        fresh = key_source.refreshed_after_mismatch(key)
-    except KeyUnavailable as error:
-        log_key_unavailable(error)
-        return False
+    # A failed read here keeps the key in hand and is logged by the key source: the answer is 401.
+    fresh = key_source.refreshed_after_mismatch(key)
     return fresh is not None and matches(header, fresh, request.body)
 
 

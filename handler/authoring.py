@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from handler.registry import Tool, registry
+from handler.protocol import RISKS
+from handler.registry import Tool, ToolDefinitionError, registry, shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -84,57 +85,123 @@ def _closed(model: type[BaseModel]) -> type[BaseModel]:
     return type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
 
 
-def _refuse_async(function: Callable[..., Any]) -> None:
-    # Tools run synchronously: an async function would hand back an un-run coroutine on every call.
-    if inspect.iscoroutinefunction(function):
-        raise TypeError(
-            f"{function.__module__}.{function.__qualname__}: is async; the handler calls it synchronously, "
-            "so define it with def (call async clients with asyncio.run inside it if you must)"
+# Where the authoring API was reached from, to tell the author their own file and line.
+_THIS_FILE = __file__
+
+
+def _declaration(function: object = None) -> tuple[str, int]:
+    """(file, line) of the line that applied the decorator, in the file that defines `function`.
+
+    Without a function (or for one defined elsewhere), the first line outside this module that
+    reached the authoring API: a helper module of the author's that wraps `tool` points at itself.
+    """
+    code = getattr(function, "__code__", None)
+    defining_file = code.co_filename if code is not None else None
+    frame = inspect.currentframe()
+    outside: tuple[str, int] | None = None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == defining_file:
+            return filename, frame.f_lineno
+        if outside is None and filename != _THIS_FILE:
+            outside = (filename, frame.f_lineno)
+        frame = frame.f_back
+    if code is not None:
+        return code.co_filename, code.co_firstlineno
+    return outside or ("<unknown>", 0)
+
+
+def _declared_at(function: object = None) -> str:
+    """ "tools/loyalty.py:12", as an error names the author's line."""
+    filename, line = _declaration(function)
+    return f"{shown_path(filename)}:{line}"
+
+
+def _named(function: object) -> str:
+    named = getattr(function, "__qualname__", None) or getattr(function, "__name__", None)
+    # A function defined inside another is named as it is written: `points_balance`, not `f.<locals>.points_balance`.
+    return str(named).rsplit("<locals>.", 1)[-1] if named else repr(function)
+
+
+_RISK_HINT = f'write @tool(risk="low"), with one of {", ".join(RISKS)}'
+
+
+def _refuse_generators(function: Callable[..., Any], what: str) -> None:
+    # A generator's body never runs when it is called: the answer would be an unrun generator.
+    if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
+        raise ToolDefinitionError(
+            _declared_at(function),
+            f"{_named(function)} yields; {what} returns its answer once: use return, not yield",
         )
 
 
 def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str | None]:
     """(model parameter, its model, context parameter) — or a TypeError that says what to fix."""
-    where = f"{function.__module__}.{function.__qualname__}"
-    _refuse_async(function)
-    hints = typing.get_type_hints(function)
+
+    def refused(problem: str) -> ToolDefinitionError:
+        return ToolDefinitionError(_declared_at(function), f"{_named(function)}: {problem}")
+
+    _refuse_generators(function, "a tool")
+    try:
+        hints = typing.get_type_hints(function)
+    except NameError as error:  # an annotation naming what the module does not define or import
+        raise refused(f"an annotation cannot be resolved ({error}); import what it names") from None
     model_parameter: tuple[str, type[BaseModel]] | None = None
     context_parameter: str | None = None
     for name in inspect.signature(function).parameters:
         hint = hints.get(name)
         if isinstance(hint, type) and issubclass(hint, BaseModel):
             if model_parameter is not None:
-                raise TypeError(f"{where}: only one parameter may be annotated with a pydantic model")
+                raise refused("only one parameter may be annotated with a pydantic model")
             model_parameter = (name, hint)
         elif hint is ToolContext:
             if context_parameter is not None:
-                raise TypeError(f"{where}: only one parameter may be annotated with ToolContext")
+                raise refused("only one parameter may be annotated with ToolContext")
             context_parameter = name
         else:
-            raise TypeError(
-                f"{where}: parameter {name!r} must be annotated with a pydantic model (the input) or ToolContext"
-            )
+            raise refused(f"parameter {name!r} must be annotated with a pydantic model (the input) or ToolContext")
     if model_parameter is None:
-        raise TypeError(f"{where}: one parameter must be annotated with a pydantic BaseModel: the tool's input")
+        raise refused("one parameter must be annotated with a pydantic BaseModel: the tool's input")
     return model_parameter[0], model_parameter[1], context_parameter
 
 
+# `@tool()`, with no risk: told apart from a risk given, so the message can name the function.
+_NO_RISK: Any = object()
+
+
 def tool(
-    risk: str,
+    risk: str = _NO_RISK,
     name: str | None = None,
     description: str | None = None,
     *,
     idempotent: bool = True,
 ) -> Callable[[F], F]:
-    """Serve the decorated function as a Median tool.
+    """Serve the decorated function as a Median tool. It may be `def` or `async def`.
 
     risk: "low", "medium", "reviewed" or "high" (what each means is in docs/protocol.md).
     name: defaults to the function's name in camelCase.
     description: defaults to the function's docstring; the agent reads it to decide when to call.
     idempotent: False makes every call run, even a retry with the same callId.
     """
+    if callable(risk):
+        # `@tool` without parentheses: Python hands the function over as the risk, and the tool would vanish.
+        raise ToolDefinitionError(_declared_at(risk), f"@tool on {_named(risk)} needs the tool's risk: {_RISK_HINT}")
 
     def register(function: F) -> F:
+        def refused(problem: str) -> ToolDefinitionError:
+            return ToolDefinitionError(_declared_at(function), f"@tool on {_named(function)} {problem}")
+
+        if risk is _NO_RISK:
+            raise refused(f"needs the tool's risk: {_RISK_HINT}")
+        if not isinstance(risk, str):
+            raise refused(f"was given risk={risk!r}, which is not a string; {_RISK_HINT}")
+        for option, value in (("name", name), ("description", description)):
+            if value is not None and not isinstance(value, str):
+                raise refused(f"was given {option}={value!r}; {option} is a string, or left out")
+        if not isinstance(idempotent, bool):
+            raise refused(f"was given idempotent={idempotent!r}; write idempotent=True or idempotent=False")
+        if not callable(function):
+            raise refused("is not on a function: put @tool(...) on the line above a def")
         model_parameter, model, context_parameter = _parameters(function)
         registry.tools.append(
             Tool(
@@ -146,6 +213,9 @@ def tool(
                 model_parameter=model_parameter,
                 context_parameter=context_parameter,
                 idempotent=idempotent,
+                is_async=inspect.iscoroutinefunction(function),
+                # Kept raw: made readable (~10-50 us of path work) only when a problem names it.
+                declared=_declaration(function),
             )
         )
         return function
@@ -153,20 +223,41 @@ def tool(
     return register
 
 
-def diagnostics(function: F) -> F:
-    """Mark the function the `diagnostics` op runs: at most one per endpoint. It may take a ToolContext."""
+def diagnostics(function: F | None = None) -> F:
+    """Mark the function the `diagnostics` op runs: at most one per endpoint. It may take a ToolContext.
+
+    Written without parentheses: `@diagnostics`. It may be `def` or `async def`.
+    """
+    if function is None or not callable(function):
+        # `@diagnostics()` or `@diagnostics(something)`: the function comes only when the result is applied.
+        given = "" if function is None else repr(function)
+        location = _declared_at()
+
+        def refuse(decorated: F) -> F:
+            raise ToolDefinitionError(
+                location,
+                f"@diagnostics({given}) on {_named(decorated)}: write @diagnostics, without parentheses",
+            )
+
+        return typing.cast("F", refuse)
+
+    def refused(problem: str) -> ToolDefinitionError:
+        return ToolDefinitionError(_declared_at(function), f"{_named(function)}: {problem}")
+
+    _refuse_generators(function, "a diagnostics function")
     # The op passes a ToolContext or nothing; refusing any other parameter here tells the
     # author at import time, rather than by a 500 on every diagnostics call.
-    _refuse_async(function)
-    hints = typing.get_type_hints(function)
+    try:
+        hints = typing.get_type_hints(function)
+    except NameError as error:
+        raise refused(f"an annotation cannot be resolved ({error}); import what it names") from None
     parameters = list(inspect.signature(function).parameters)
     for name in parameters:
         if hints.get(name) is not ToolContext:
-            raise TypeError(
-                f"{function.__module__}.{function.__qualname__}: parameter {name!r} must be annotated with "
-                "ToolContext; a diagnostics function takes that or nothing"
+            raise refused(
+                f"parameter {name!r} must be annotated with ToolContext; a diagnostics function takes that or nothing"
             )
     if len(parameters) > 1:
-        raise TypeError(f"{function.__module__}.{function.__qualname__}: takes at most one ToolContext parameter")
+        raise refused("takes at most one ToolContext parameter")
     registry.diagnostics.append(function)
     return function

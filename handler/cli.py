@@ -1,4 +1,5 @@
-"""The command-line tools for the Median protocol: `sign`, `call`, `event`, `local-env`, `check`, `manifest`.
+"""The command-line tools for the Median protocol: `sign`, `call`, `event`, `local-env`, `check`, `manifest`,
+and `new-tool`, which writes a tool and its tests to start from.
 
 Exit codes: 0 done, 1 the tools break a sync rule or a call was answered with an error
 (or not at all), 2 the command was used wrongly. A key is read from the environment or
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
+    from handler.organisation import Endpoint
     from handler.rules import Problem
 
 KEY_ENV = "MEDIAN_KEY"
@@ -132,8 +134,14 @@ def _is_loopback(host: str | None) -> bool:
     return host in ("localhost", "::1") or (host or "").startswith("127.")
 
 
-def command_call(arguments: argparse.Namespace) -> int:
-    """Send a signed GET, tool call (--tool) or diagnostics (--diagnostics) to URL and print the answer."""
+def signed_request(
+    url: str, method: str, body: bytes, key_file: str | None, timeout: float, *, what: str | None = None
+) -> tuple[int, str, bytes]:
+    """Send `body` to `url`, signed with the key (read_key), and return the status, reason and body.
+
+    Raises UsageError for a URL that is not http(s), and CallFailed, saying `what` got no answer
+    (by default the method and URL), when no answer comes.
+    """
     from urllib.error import HTTPError, URLError
     from urllib.parse import urlsplit
     from urllib.request import Request, urlopen
@@ -141,31 +149,34 @@ def command_call(arguments: argparse.Namespace) -> int:
     from handler.protocol import JSON_CONTENT_TYPE, SIGNATURE_HEADER
     from handler.signature import sign
 
-    target = urlsplit(arguments.url)
+    target = urlsplit(url)
     if target.scheme not in ("http", "https") or not target.hostname:
-        raise UsageError(
-            f"{arguments.url!r} is not an http(s) URL, like https://abc123.execute-api.us-east-1.amazonaws.com/"
-        )
-    key, is_dev_key = read_key(arguments.key_file)
+        raise UsageError(f"{url!r} is not an http(s) URL, like https://abc123.execute-api.us-east-1.amazonaws.com/")
+    key, is_dev_key = read_key(key_file)
     if is_dev_key and not _is_loopback(target.hostname):
         print(
             f"note: signing with the local dev key; a deployed endpoint needs ${KEY_ENV} or --key-file", file=sys.stderr
         )
-    method, body = request_of(arguments)
     request = Request(  # noqa: S310 - the scheme is checked above to be http or https
-        arguments.url,
+        url,
         data=body if method == "POST" else None,
         method=method,
         headers={SIGNATURE_HEADER: sign(key, body), "content-type": JSON_CONTENT_TYPE, "user-agent": USER_AGENT},
     )
     try:
-        with urlopen(request, timeout=arguments.timeout) as response:  # noqa: S310 - as above
-            status, reason, payload = response.status, response.reason, response.read()
+        with urlopen(request, timeout=timeout) as response:  # noqa: S310 - as above
+            return response.status, response.reason, response.read()
     except HTTPError as error:
-        status, reason, payload = error.code, error.reason, error.read()
+        return error.code, error.reason, error.read()
     except (URLError, OSError) as error:
         cause = getattr(error, "reason", None) or error
-        raise CallFailed(f"{method} {arguments.url} got no answer: {cause}") from None
+        raise CallFailed(f"{what or f'{method} {url}'} got no answer: {cause}") from None
+
+
+def command_call(arguments: argparse.Namespace) -> int:
+    """Send a signed GET, tool call (--tool) or diagnostics (--diagnostics) to URL and print the answer."""
+    method, body = request_of(arguments)
+    status, reason, payload = signed_request(arguments.url, method, body, arguments.key_file, arguments.timeout)
     print(f"{method} {arguments.url} -> {status} {reason}", file=sys.stderr)
     print(_pretty(payload))
     return 0 if 200 <= status < 300 else 1
@@ -179,31 +190,27 @@ def _pretty(payload: bytes) -> str:
         return text
 
 
-def _build() -> tuple[dict[str, object], list[Problem]]:
+def _build() -> tuple[dict[str, object], list[Problem | str]]:
+    """The manifest and its problems: each rule it breaks, or each `file:line: what` of a module that won't import."""
     from handler.manifest import build_manifest
-    from handler.registry import load_tools
-    from handler.rules import Problem
+    from handler.registry import ToolLoadError, load_tools
 
     try:
         registry = load_tools()
-    except Exception as error:  # a tool module that fails to import is one more problem to name, not a traceback
-        return {}, [Problem("tools", "import", f"{_raised_where(error)} raised {type(error).__name__}: {error}")]
-    return build_manifest(registry)
+    except ToolLoadError as failed:
+        return {}, list(failed.lines)
+    manifest, problems = build_manifest(registry)
+    return manifest, list(problems)
 
 
-def _raised_where(error: BaseException) -> str:
-    import traceback
-    from pathlib import Path
-
-    frame = traceback.extract_tb(error.__traceback__)[-1]
-    path = Path(frame.filename)
-    shown = path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
-    return f"{shown}:{frame.lineno}"
-
-
-def command_check(_: argparse.Namespace) -> int:
-    """Check the tools against Median's sync rules: one line per problem, exit 1 if any."""
+def command_check(arguments: argparse.Namespace) -> int:
+    """Check the tools against Median's sync rules (with --also, across the organisation): one line per problem."""
     manifest, problems = _build()
+    endpoints = _organisation(arguments, manifest) if arguments.also else []
+    if endpoints:
+        from handler.organisation import check_organisation
+
+        problems = [*problems, *check_organisation(endpoints)]
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
@@ -214,11 +221,63 @@ def command_check(_: argparse.Namespace) -> int:
 
     tools = manifest["tools"]
     assert isinstance(tools, list)
-    print(
-        f"OK: {len(tools)}/{MAX_TOOLS} tools, {manifest_size(manifest):,}/{MAX_MANIFEST_BYTES:,} bytes, "
-        f"diagnostics {'on' if manifest['diagnostics'] else 'off'}. Median would accept this manifest."
-    )
+    if not tools:
+        from handler.registry import tools_package
+
+        folder = tools_package().replace(".", "/")
+        print(
+            f"OK: no tools yet: the manifest is empty, which Median accepts. Add one in {folder}/ "
+            '(README, "Add a tool").'
+        )
+    else:
+        print(
+            f"OK: {len(tools)}/{MAX_TOOLS} tools, {manifest_size(manifest):,}/{MAX_MANIFEST_BYTES:,} bytes, "
+            f"diagnostics {'on' if manifest['diagnostics'] else 'off'}. Median would accept this manifest."
+        )
+    if endpoints:
+        from handler.organisation import summary
+
+        print(f"OK across the organisation: {summary(endpoints)}.")
     return 0
+
+
+def _organisation(arguments: argparse.Namespace, manifest: dict[str, object]) -> list[Endpoint]:
+    """This endpoint and each --also SOURCE, read before anything is judged; none if this one did not load."""
+    from handler.organisation import THIS_ENDPOINT, endpoint_of
+
+    repeated = sorted({source for source in arguments.also if arguments.also.count(source) > 1})
+    if repeated:
+        raise UsageError(f"--also names {repeated[0]} twice; give each endpoint once")
+    others = [_read_endpoint(source, arguments.key_file) for source in arguments.also]
+    if not manifest:  # the tools did not import: that problem is reported, and there are no names to compare
+        return []
+    return [endpoint_of(THIS_ENDPOINT, manifest), *others]
+
+
+def _read_endpoint(source: str, key_file: str | None) -> Endpoint:
+    """The manifest SOURCE names: a saved manifest file, or an endpoint URL asked with a signed GET."""
+    from pathlib import Path
+
+    from handler.organisation import NotAManifest, endpoint_of
+
+    if source.startswith(("http://", "https://")):
+        status, reason, payload = signed_request(
+            source, "GET", b"", key_file, CALL_TIMEOUT_SECONDS, what=f"--also {source}: the signed GET"
+        )
+        if status != 200:
+            hint = f" (is ${KEY_ENV}, or --key-file, that endpoint's key?)" if status == 401 else ""
+            raise CallFailed(f"--also {source}: GET answered {status} {reason}, not a manifest{hint}")
+    else:
+        try:
+            payload = Path(source).read_bytes()
+        except OSError as error:
+            raise UsageError(f"--also {source}: cannot read it: {error.strerror}") from None
+    try:
+        return endpoint_of(source, json.loads(payload))
+    except NotAManifest as error:
+        raise CallFailed(f"--also {source}: {error}") from None
+    except (ValueError, RecursionError):
+        raise CallFailed(f"--also {source}: is not JSON, so it is no manifest") from None
 
 
 def command_manifest(arguments: argparse.Namespace) -> int:
@@ -233,6 +292,34 @@ def command_manifest(arguments: argparse.Namespace) -> int:
     # Compact, it is byte for byte what GET answers: `sam build` serves this very output.
     text = json.dumps(manifest, indent=2, ensure_ascii=False) if arguments.pretty else to_json(manifest)
     sys.stdout.buffer.write(text.encode("utf-8") + b"\n")
+    return 0
+
+
+def command_new_tool(arguments: argparse.Namespace) -> int:
+    """Write tools/NAME.py, a working tool, and tests/tools/test_NAME.py, its tests; never overwrite a file."""
+    from pathlib import Path
+
+    from handler.registry import load_tools
+    from handler.scaffold import Refused, check_free, plan, write
+
+    root = Path.cwd()
+    try:
+        new = plan(arguments.name, root)
+        manifest, problems = _build()
+        if not manifest:  # the tools do not even import: which names they hold is unknown
+            raise UsageError(
+                f"cannot tell whether {new.tool_name!r} is free while the tools fail to load: {problems[0]}"
+            )
+        check_free(new, {served.name: served.function.__module__ for served in load_tools().tools})
+        written = write(new)
+    except Refused as refused:
+        raise UsageError(str(refused)) from None
+    for path in written:
+        print(f"wrote {path.relative_to(root)}")
+    print(
+        f"{new.tool_name} answers as written. Make it yours: its description (the docstring), its input model "
+        "and its work; then `make check test`."
+    )
     return 0
 
 
@@ -277,10 +364,21 @@ def parser() -> argparse.ArgumentParser:
     local_env.add_argument("--output", default=LOCAL_ENV_FILE, help=f"where to write it (default: {LOCAL_ENV_FILE})")
     local_env.set_defaults(run=command_local_env)
     check = commands.add_parser("check", help=command_check.__doc__)
+    check.add_argument(
+        "--also",
+        nargs="+",
+        default=[],
+        metavar="SOURCE",
+        help="the organisation's other endpoints: saved manifest files, or endpoint URLs (a signed GET)",
+    )
+    check.add_argument("--key-file", help=f"for --also URLs: {KEY_FILE_HELP}")
     check.set_defaults(run=command_check)
     manifest = commands.add_parser("manifest", help=command_manifest.__doc__)
     manifest.add_argument("--pretty", action="store_true", help="indent the JSON")
     manifest.set_defaults(run=command_manifest)
+    new_tool = commands.add_parser("new-tool", help=command_new_tool.__doc__)
+    new_tool.add_argument("name", metavar="NAME", help="the module's name in snake_case, like loyalty_points")
+    new_tool.set_defaults(run=command_new_tool)
     return root
 
 

@@ -70,7 +70,7 @@ def call_within(seconds: float, function: Callable[..., Any], kwargs: dict[str, 
         raise ToolTimedOut
     if _alarm_usable():
         return _with_alarm(seconds, function, kwargs)
-    return _with_thread(seconds, function, kwargs)
+    return in_worker_thread(seconds, function, kwargs)
 
 
 def _with_alarm(seconds: float, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
@@ -88,7 +88,8 @@ def _with_alarm(seconds: float, function: Callable[..., Any], kwargs: dict[str, 
         raise ToolTimedOut from None
 
 
-def _with_thread(seconds: float, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+def in_worker_thread(seconds: float | None, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """function(**kwargs) in a thread of its own, left behind with ToolTimedOut after `seconds` (None: waited for)."""
     outcome: list[tuple[bool, Any]] = []
 
     def work() -> None:

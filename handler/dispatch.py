@@ -15,8 +15,9 @@ from handler.deadline import ToolTimedOut, call_within
 from handler.idempotency import applies, at_most_once
 from handler.observability import Metric, logger, record_tool_run, tool_segment
 from handler.protocol import OP_CALL, OP_DIAGNOSTICS, OPS, PROTOCOL_VERSION, TOOL_TIME_MARGIN_SECONDS, ErrorCode
-from handler.registry import load_tools
+from handler.registry import ToolLoadError, load_tools
 from handler.responses import Answer, error_body, ok_body, to_json
+from handler.whole_numbers import WholeFloat, whole_floats_as_integers
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +43,8 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise ValueError("a number too large for a double")
-    return value
+    # A whole-looking number keeps its literal: an integer field may take it (handler/whole_numbers.py).
+    return WholeFloat(value, text) if value.is_integer() else value
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -103,8 +105,10 @@ def validate_input(tool: Tool, raw_input: Any) -> BaseModel:
     if not isinstance(raw_input, dict):
         raise _invalid_input([{"loc": ("input",), "msg": "Input should be a JSON object of the tool's fields"}])
     try:
-        # Strict JSON validation: "3" is no integer and "yes" no boolean, as the schema says.
-        return tool.input_model.model_validate_json(json.dumps(raw_input), strict=True)
+        # Strict JSON validation: "3" is no integer and "yes" no boolean, as the schema says; but
+        # 3.0 is an integer, as JSON Schema counts it.
+        document = whole_floats_as_integers(tool.input_model, raw_input)
+        return tool.input_model.model_validate_json(json.dumps(document), strict=True)
     except ValidationError as error:
         raise _invalid_input(error.errors(include_url=False, include_input=False)) from None
 
@@ -149,16 +153,23 @@ def _timed_out(what: str, ctx: ToolContext) -> Answer:
     )
 
 
-def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext) -> Any:
+def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext, is_async: bool) -> Any:
     remaining = ctx.remaining_seconds()
+    if is_async:
+        # Imported here: asyncio would cost every cold POST, sync tools' included, ~10-35 ms.
+        from handler.event_loop import await_within
+
+        return await_within(remaining, function, kwargs)
     if remaining is None:
         return function(**kwargs)
     return call_within(remaining, function, kwargs)
 
 
-def _run(what: str, function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext) -> Answer:
+def _run(
+    what: str, function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext, is_async: bool = False
+) -> Answer:
     try:
-        output = _call(function, kwargs, ctx)
+        output = _call(function, kwargs, ctx, is_async)
     except ToolTimedOut:
         return _timed_out(what, ctx)
     except ToolError as declined:
@@ -194,7 +205,7 @@ def run_tool(tool: Tool, args: BaseModel, ctx: ToolContext) -> Answer:
         kwargs[tool.context_parameter] = ctx
     started = time.perf_counter()
     with tool_segment(tool.name):
-        answer = _run(f"Tool {tool.name}", tool.function, kwargs, ctx)
+        answer = _run(f"Tool {tool.name}", tool.function, kwargs, ctx, tool.is_async)
     record_tool_run(tool.name, _outcome_metric(answer), (time.perf_counter() - started) * 1000)
     return answer
 
@@ -219,6 +230,18 @@ def _context(document: dict[str, Any], request_id: str, lambda_context: LambdaCo
     )
 
 
+def _tools_failed(failed: ToolLoadError, ctx: ToolContext) -> Refusal:
+    # The lines name the author's files; the answer names only the reference to find them by.
+    logger.error(
+        "The tools failed to import; no tool can run", extra={"reference": ctx.reference, "problems": failed.lines}
+    )
+    return Refusal(
+        500,
+        ErrorCode.INTERNAL_ERROR,
+        f"The endpoint's tools failed to import, so no tool can run; reference {ctx.reference}.",
+    )
+
+
 def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | None) -> Answer:
     try:
         document = parse_body(body)
@@ -227,13 +250,17 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
         if op not in OPS:
             raise Refusal(400, ErrorCode.BAD_REQUEST, f"op must be one of: {', '.join(OPS)}.")
         ctx = _context(document, request_id, lambda_context)
-        registry = load_tools()
+        try:  # a try costs a warm POST nothing; a call around load_tools() would
+            registry = load_tools()
+        except ToolLoadError as failed:
+            raise _tools_failed(failed, ctx) from None
         if op == OP_DIAGNOSTICS:
             if not registry.diagnostics:
                 raise Refusal(404, ErrorCode.NO_DIAGNOSTICS, "This endpoint declares no diagnostics function.")
             function = registry.diagnostics[0]
             parameter = _context_parameter(function)
-            return _run("Diagnostics", function, {parameter: ctx} if parameter else {}, ctx)
+            kwargs = {parameter: ctx} if parameter else {}
+            return _run("Diagnostics", function, kwargs, ctx, inspect.iscoroutinefunction(function))
         assert op == OP_CALL
         name = document.get("tool")
         if not isinstance(name, str) or not name:

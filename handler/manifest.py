@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from handler.protocol import PROTOCOL_VERSION
+from handler.registry import shown_path
 from handler.rules import Problem, check_manifest
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from handler.registry import Registry
 
 
@@ -22,7 +25,7 @@ def build_manifest(registry: Registry) -> tuple[dict[str, Any], list[Problem]]:
         problems.extend(Problem(tool.name, f"inputSchema.properties.{p.field}", p.message) for p in field_problems)
         entries.append({"name": tool.name, "description": tool.description, "risk": tool.risk, "inputSchema": schema})
     if len(registry.diagnostics) > 1:
-        names = ", ".join(function.__qualname__ for function in registry.diagnostics)
+        names = ", ".join(_named_at(function) for function in registry.diagnostics)
         problems.append(
             Problem(
                 "manifest",
@@ -31,5 +34,13 @@ def build_manifest(registry: Registry) -> tuple[dict[str, Any], list[Problem]]:
             )
         )
     manifest = {"version": PROTOCOL_VERSION, "tools": entries, "diagnostics": bool(registry.diagnostics)}
-    problems.extend(check_manifest(manifest))
+    problems.extend(check_manifest(manifest, [tool.location for tool in registry.tools]))
     return manifest, problems
+
+
+def _named_at(function: Callable[..., Any]) -> str:
+    """ "health at tools/health.py:9": the function, and where it was defined when that is known."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return function.__qualname__
+    return f"{function.__qualname__} at {shown_path(code.co_filename)}:{code.co_firstlineno}"

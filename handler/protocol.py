@@ -73,6 +73,10 @@ IDEMPOTENCY_KEY_PREFIX = "median-call"
 # A tool gets the Lambda's remaining time less this margin, which is left to answer
 # 504 `timeout`, release the call's idempotency record and flush the metrics.
 TOOL_TIME_MARGIN_SECONDS = 1.0
+# An `async def` tool is cancelled at that same deadline. One that goes on regardless (it blocks
+# the event loop, or catches its cancellation) is stopped as a plain tool is, this much later:
+# taken from the margin, which keeps the rest for the answer.
+ASYNC_CANCEL_GRACE_SECONDS = 0.25
 
 # --- Observability ----------------------------------------------------------------
 METRICS_NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"

@@ -1,19 +1,29 @@
-"""The tools an endpoint serves: what `@tool` records, and the loader that imports `tools/`."""
+"""The tools an endpoint serves: what `@tool` records, and the loader that imports `tools/`.
+
+A tool module that fails to import is the author's mistake, so the loader names it where they
+made it: `tools/<file>.py:<line>: <what is wrong>`, one line per broken module, in a
+`ToolLoadError` that `make check`, `make serve`, the test suite and GET all show as it is.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import pkgutil
+import sys
+import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from handler.protocol import TOOLS_PACKAGE, TOOLS_PACKAGE_ENV
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from types import TracebackType
 
     from pydantic import BaseModel
-
-from handler.protocol import TOOLS_PACKAGE, TOOLS_PACKAGE_ENV
 
 
 @dataclass(frozen=True)
@@ -26,6 +36,15 @@ class Tool:
     model_parameter: str
     context_parameter: str | None
     idempotent: bool = True
+    # `async def`: awaited on the container's event loop rather than called.
+    is_async: bool = False
+    # Where `@tool` declared it, (file, line): what a problem about it points at.
+    declared: tuple[str, int] | None = None
+
+    @property
+    def location(self) -> str:
+        """Where `@tool` declared it, as "tools/orders.py:25"; empty if unknown."""
+        return f"{shown_path(self.declared[0])}:{self.declared[1]}" if self.declared else ""
 
 
 @dataclass
@@ -41,8 +60,24 @@ class Registry:
         return None
 
 
+class ToolDefinitionError(TypeError):
+    """`@tool` or `@diagnostics` cannot serve this function: raised at import, naming where it was declared."""
+
+    def __init__(self, location: str, reason: str) -> None:
+        super().__init__(f"{location}: {reason}")
+        self.location = location
+        self.reason = reason
+
+
+class ToolLoadError(Exception):
+    """The tools package failed to import. Its message is one `file:line: what is wrong` line per broken module."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
 registry = Registry()
-_loaded_packages: set[str] = set()
 
 
 def tools_package() -> str:
@@ -50,13 +85,98 @@ def tools_package() -> str:
     return os.environ.get(TOOLS_PACKAGE_ENV, "").strip() or TOOLS_PACKAGE
 
 
+# Each package imported so far, with what went wrong (None: nothing). A failure is kept, not
+# retried: importing a half-run module again would register its first tools a second time.
+_loaded: dict[str, list[str] | None] = {}
+
+
 def load_tools(package: str | None = None) -> Registry:
-    """Import every module of the tools package, but those whose names start with `_`, once."""
-    package = package or tools_package()
-    if package not in _loaded_packages:
-        imported = importlib.import_module(package)
-        for module in pkgutil.iter_modules(imported.__path__):
-            if not module.name.startswith("_"):
-                importlib.import_module(f"{package}.{module.name}")
-        _loaded_packages.add(package)
+    """Import every module of the tools package, but those whose names start with `_`, once.
+
+    Raises ToolLoadError, every time it is asked, if any of them failed to import.
+    """
+    name = package or tools_package()
+    try:
+        failure = _loaded[name]
+    except KeyError:
+        failure = _loaded[name] = _import_package(name)
+    if failure is not None:
+        raise ToolLoadError(failure)
     return registry
+
+
+def reload_tools(package: str | None = None) -> Registry:
+    """Import the tools package anew into an empty registry, as a fresh container would (`make serve`)."""
+    name = package or tools_package()
+    for module in [module for module in sys.modules if module == name or module.startswith(f"{name}.")]:
+        del sys.modules[module]
+    importlib.invalidate_caches()  # a module added since the last import is found
+    registry.tools = []
+    registry.diagnostics = []
+    _loaded.pop(name, None)
+    return load_tools(name)
+
+
+def package_directory(package: str | None = None) -> str | None:
+    """The directory of the tools package, without importing it; None if there is no such package."""
+    try:
+        spec = importlib.util.find_spec(package or tools_package())
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return locations[0] if locations else None
+
+
+def _import_package(package: str) -> list[str] | None:
+    """Import the package and its public modules; the problem lines, or None if every one imported."""
+    try:
+        imported = importlib.import_module(package)
+    except Exception as error:  # the author's __init__.py, or no such package
+        return [_describe(error, package_directory(package))]
+    directory = next(iter(imported.__path__), None)
+    lines: list[str] = []
+    for module in pkgutil.iter_modules(imported.__path__):
+        if module.name.startswith("_"):
+            continue
+        try:
+            importlib.import_module(f"{package}.{module.name}")
+        except Exception as error:  # any mistake in the author's module: name it, and go on to the next
+            line = _describe(error, directory, fallback=str(Path(directory or "", f"{module.name}.py")))
+            if line not in lines:  # a module importing a broken one fails at the same line
+                lines.append(line)
+    return lines or None
+
+
+def shown_path(filename: str) -> str:
+    """A path as an author reads it: relative to the working directory when it is inside it."""
+    absolute = Path(filename).absolute()
+    here = Path.cwd()
+    return str(absolute.relative_to(here)) if absolute.is_relative_to(here) else str(absolute)
+
+
+def _describe(error: BaseException, directory: str | None, fallback: str | None = None) -> str:
+    """`file:line: what is wrong`, at the last place inside the tools package that the error passed."""
+    if isinstance(error, ToolDefinitionError):
+        return str(error)  # it knows the author's line already
+    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if isinstance(error, SyntaxError) and _inside(error.filename, directory):
+        what = f"{type(error).__name__}: {error.msg}"
+        return f"{shown_path(error.filename or '')}:{error.lineno}: {what}"
+    frame = _last_frame_inside(error.__traceback__, directory)
+    if frame is not None:
+        return f"{shown_path(frame[0])}:{frame[1]}: {what}"
+    return f"{shown_path(fallback)}: {what}" if fallback else what
+
+
+def _inside(filename: str | None, directory: str | None) -> bool:
+    if not filename or not directory:
+        return False
+    return Path(filename).absolute().is_relative_to(Path(directory).absolute())
+
+
+def _last_frame_inside(trace: TracebackType | None, directory: str | None) -> tuple[str, int] | None:
+    found = None
+    for frame in traceback.extract_tb(trace):
+        if _inside(frame.filename, directory) and frame.lineno is not None:
+            found = (frame.filename, frame.lineno)
+    return found

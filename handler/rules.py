@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from handler.protocol import (
     MAX_FIELDS,
@@ -24,6 +24,9 @@ from handler.protocol import (
     SCALAR_TYPES,
 )
 from handler.schema import value_fits_type
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _TOOL_MEMBERS = {"name", "description", "risk", "inputSchema"}
 _SCHEMA_MEMBERS = {"type", "properties", "required", "additionalProperties"}
@@ -44,7 +47,9 @@ def manifest_size(manifest: dict[str, Any]) -> int:
     return len(json.dumps(manifest, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
 
 
-def check_manifest(manifest: dict[str, Any]) -> list[Problem]:
+def check_manifest(manifest: dict[str, Any], origins: Sequence[str] = ()) -> list[Problem]:
+    """Every rule the manifest breaks. `origins[i]`, where known, says where tools[i] was declared
+    ("tools/orders.py:25"), so that a problem between two tools can point at both."""
     problems: list[Problem] = []
     if manifest.get("version") != PROTOCOL_VERSION:
         problems.append(Problem("manifest", "version", f"must be {PROTOCOL_VERSION}"))
@@ -60,18 +65,25 @@ def check_manifest(manifest: dict[str, Any]) -> list[Problem]:
         problems.append(
             Problem("manifest", "size", f"is {size:,} bytes; Median accepts at most {MAX_MANIFEST_BYTES:,}")
         )
-    seen: set[str] = set()
+    first_of: dict[str, int] = {}
     for index, tool in enumerate(tools):
         name = tool.get("name") if isinstance(tool, dict) else None
         label = name if isinstance(name, str) else f"tools[{index}]"
         if not isinstance(tool, dict):
             problems.append(Problem(label, "tool", "must be an object"))
             continue
-        if label in seen:
-            problems.append(Problem(label, "name", "repeats another tool's name; names must be unique"))
-        seen.add(label)
+        if label in first_of:
+            problems.append(Problem(label, "name", _repeated_name(origins, first_of[label], index)))
+        first_of.setdefault(label, index)
         problems.extend(_check_tool(label, tool))
     return problems
+
+
+def _repeated_name(origins: Sequence[str], first: int, again: int) -> str:
+    where = [origins[index] if index < len(origins) else "" for index in (first, again)]
+    if all(where):
+        return f"is declared twice, at {where[0]} and at {where[1]}; names must be unique"
+    return "repeats another tool's name; names must be unique"
 
 
 def _check_tool(label: str, tool: dict[str, Any]) -> list[Problem]:

@@ -319,7 +319,10 @@ class SecretsExtensionStandIn:
 
     - `GET /secretsmanager/get?secretId=<id>` (optionally `versionId`, `versionStage`), with the
       header `X-Aws-Parameters-Secrets-Token` carrying the function's `AWS_SESSION_TOKEN`;
-    - a request without that token, or with another, is refused with 401 and read nowhere;
+    - a request without that token, or with another, is refused with 403 and reads nothing, as
+      AWS's open-source sibling of the extension, the Secrets Manager Agent, refuses it
+      (aws/aws-secretsmanager-agent, server.rs `validate_token`: 403 "Bad Token"; the
+      extension's guide names no status);
     - the answer is GetSecretValue's JSON (`ARN`, `Name`, `VersionId`, `SecretString` or a
       base64 `SecretBinary`, `VersionStages`, `CreatedDate`); a secret Secrets Manager will not
       give answers with Secrets Manager's own status and its message;
@@ -397,7 +400,7 @@ class SecretsExtensionStandIn:
         with self._lock:
             self.requests += 1
         if token is None or token != self.token:
-            return 401, b"Unauthorized: the X-Aws-Parameters-Secrets-Token header is missing or wrong"
+            return 403, b"Bad Token: the X-Aws-Parameters-Secrets-Token header is missing or wrong"
         parts = urlsplit(path)
         if parts.path != SECRETS_EXTENSION_PATH:
             return 404, b"Not Found"

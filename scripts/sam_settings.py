@@ -35,7 +35,7 @@ class _CloudFormationLoader(yaml.SafeLoader):
 
 
 def _intrinsic(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
-    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
+    name = suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}"  # !Condition is {"Condition": ...}
     if isinstance(node, yaml.ScalarNode):
         return {name: loader.construct_scalar(node)}
     if isinstance(node, yaml.SequenceNode):

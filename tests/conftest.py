@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import base64
 import copy
+import importlib
 import json
 import logging
 import os
+import pkgutil
 import sys
 import uuid
 from pathlib import Path
@@ -13,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from handler.protocol import SIGNATURE_HEADER
+from handler.protocol import SIGNATURE_HEADER, TOOLS_PACKAGE_ENV
 from handler.signature import sign
 from handler.testing import TEST_KEY, MedianTestClient
+from tests.scratch_tools import EMPTY_TOOLS, SAMPLE_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -36,7 +39,14 @@ os.environ.update(
         "POWERTOOLS_SERVICE_NAME": "median-tools-test",
     }
 )
-for name in ("AWS_PROFILE", "MEDIAN_KEY_SECRET_ID", "MEDIAN_DEV_KEY", "AWS_LAMBDA_FUNCTION_NAME", "AWS_SAM_LOCAL"):
+for name in (
+    "AWS_PROFILE",
+    "MEDIAN_KEY_SECRET_ID",
+    "MEDIAN_DEV_KEY",
+    "AWS_LAMBDA_FUNCTION_NAME",
+    "AWS_SAM_LOCAL",
+    TOOLS_PACKAGE_ENV,
+):
     os.environ.pop(name, None)
 # Idempotency, metrics namespace and tracing as a fresh clone has them: off, default, off.
 for name in (
@@ -56,6 +66,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 EVENTS_DIR = Path(__file__).parent / "events"
 # The three event shapes the handler is reached by, each a JSON file captured in AWS's own layout.
 SHAPES = ("rest_api_v1", "http_api_v2", "function_url")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A tool module that fails to import stops the run before any test, with one `file:line: what`
+    line per broken module (handler.registry.ToolLoadError), as `make check` and `make serve` say it:
+    not as a traceback through the framework in every test that reaches the tools."""
+    from handler.registry import ToolLoadError, load_tools
+
+    try:
+        load_tools()
+    except ToolLoadError as failed:
+        raise pytest.UsageError(f"the tools failed to import:\n{failed}") from None
 
 
 @pytest.fixture
@@ -187,34 +209,56 @@ def logs(capsys: pytest.CaptureFixture[str]) -> LogCapture:
     return LogCapture(capsys)
 
 
+TOOL_TESTS_DIR = Path(__file__).parent / "tools"
+
+
+@pytest.fixture(autouse=True)
+def _framework_tests_never_serve_tools_dir(request: pytest.FixtureRequest) -> None:
+    """Every test outside tests/tools/ runs on the scratch registry: the framework is tested without
+    the example tools (or whatever a user has put in tools/), which are served to none of them. (The
+    session imports tools/ once, at its start, only to stop at a module that fails to import.)
+
+    tests/tools/ is the user's: its tests serve tools/ as it is, exactly as `make serve` does.
+    """
+    if TOOL_TESTS_DIR not in request.path.parents:
+        request.getfixturevalue("scratch_registry")
+
+
 @pytest.fixture
 def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
-    """The served registry with the example tools loaded, on lists that are put back after the test.
+    """An empty registry, served for the length of the test, and put back afterwards.
 
-    `@tool` and `@diagnostics` inside the test add to the copies, and the manifest is rebuilt
-    from them: the example tools' registry is as it was for the next test.
+    `lambda_handler`, `MedianTestClient`, the manifest and the CLI in this process serve it, and
+    `@tool` and `@diagnostics` inside the test add to it. $MEDIAN_TOOLS_PACKAGE names a package with
+    no tools (tests/empty_tools/), so a process the test starts serves none either, and neither
+    serves `tools/`.
     """
     from handler import app
     from handler.registry import load_tools
 
-    live = load_tools()
-    monkeypatch.setattr(live, "tools", list(live.tools))
-    monkeypatch.setattr(live, "diagnostics", list(live.diagnostics))
+    monkeypatch.setenv(TOOLS_PACKAGE_ENV, EMPTY_TOOLS)
+    served = load_tools()  # the empty package, imported once: from here on load_tools() imports nothing
+    monkeypatch.setattr(served, "tools", [])
+    monkeypatch.setattr(served, "diagnostics", [])
     monkeypatch.setattr(app, "_manifest_answer", None)
-    return live
+    return served
 
 
 @pytest.fixture
-def sample_store() -> Iterator[None]:
-    """The example tools change the in-memory orders; each test starts from the shipped ones."""
-    from tools._sample_store import ORDERS
+def sample_tools(scratch_registry: Registry, monkeypatch: pytest.MonkeyPatch) -> Registry:
+    """The tools of tests/sample_tools/ in the scratch registry, imported afresh (their desk as shipped).
 
-    saved = copy.deepcopy(ORDERS)
-    try:
-        yield
-    finally:
-        ORDERS.clear()
-        ORDERS.update(saved)
+    $MEDIAN_TOOLS_PACKAGE names that package, so a process the test starts serves the same tools.
+    """
+    monkeypatch.setenv(TOOLS_PACKAGE_ENV, SAMPLE_TOOLS)
+    for name in [name for name in sys.modules if name.startswith(f"{SAMPLE_TOOLS}.")]:
+        monkeypatch.delitem(sys.modules, name)
+    # What load_tools() does for a package it has not seen; it has seen this one in an earlier test.
+    package = importlib.import_module(SAMPLE_TOOLS)
+    for module in pkgutil.iter_modules(package.__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{SAMPLE_TOOLS}.{module.name}")
+    return scratch_registry
 
 
 @pytest.fixture

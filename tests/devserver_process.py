@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from handler.protocol import TOOLS_PACKAGE_ENV
 from handler.testing import free_port
+from tests.scratch_tools import SAMPLE_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -40,16 +42,24 @@ class DevServerProcess:
 
 @contextmanager
 def running_devserver(
-    log_dir: Path, *, cwd: Path = REPO, env: dict[str, str] | None = None
+    log_dir: Path,
+    *,
+    cwd: Path = REPO,
+    tools_package: str | None = SAMPLE_TOOLS,
+    env: dict[str, str] | None = None,
 ) -> Iterator[DevServerProcess]:
     """Start the dev server, wait for its startup text, and stop it afterwards.
 
-    `cwd` comes first on the server's import path, so a directory holding its own `tools`
+    It serves `tools_package` (the sample tools by default); None serves `tools`, as `make serve`
+    does. `cwd` comes first on the server's import path, so a directory holding its own `tools`
     package serves those tools with this repository's handler and devserver.
     """
     port = free_port()
     log = log_dir / f"devserver-{port}.log"
-    environment = {**os.environ, "PORT": str(port), "PYTHONPATH": str(REPO), **(env or {})}
+    environment = {name: value for name, value in os.environ.items() if name != TOOLS_PACKAGE_ENV}
+    environment.update({"PORT": str(port), "PYTHONPATH": str(REPO), **(env or {})})
+    if tools_package is not None:
+        environment[TOOLS_PACKAGE_ENV] = tools_package
     # The log goes to a file: a pipe nobody reads would block the server once it filled.
     with log.open("wb") as sink:
         process = subprocess.Popen(

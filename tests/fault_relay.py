@@ -27,16 +27,16 @@ import re
 import socket
 import struct
 import threading
-import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from types import TracebackType
 
 _CHUNK = 65536
-_REQUEST_LINE = re.compile(rb"[A-Z]+ \S+ HTTP/1\.[01]\r\n")
 # How often a stalled or idle pump looks up from its socket: the fault may change meanwhile.
 _POLL_SECONDS = 0.05
+# A request line at the start of a chunk: what `requests` counts (a body may follow in other chunks).
+_REQUEST_LINE = re.compile(rb"[A-Z]+ \S+ HTTP/1\.[01]\r\n")
 
 
 class Fault(enum.Enum):
@@ -116,8 +116,7 @@ class FaultRelay:
     def _pump_forward(self, client: socket.socket, upstream: socket.socket, answering: threading.Event) -> None:
         try:
             client.settimeout(_POLL_SECONDS)
-        except OSError:  # closed already, by close()
-            _close(upstream)
+        except OSError:  # closed already, by the other pump or by close()
             return
         while not self._closed.is_set():
             if self.fault is Fault.STALL:
@@ -142,49 +141,21 @@ class FaultRelay:
                 _reset(client)
                 break
             if fault is Fault.DROP_AFTER_REQUEST:
-                answering.clear()
-            if not self._send_on(data, upstream):
-                break
-            if fault is Fault.DROP_AFTER_REQUEST:
-                # Let the service read and act on the request before the line goes dead: its
-                # body may still be on its way, in chunks of its own.
-                self._forward_for(client, upstream, 0.2)
-                _close(client)
+                answering.clear()  # the service's answer, when it comes, closes the line instead
+            if _REQUEST_LINE.match(data):
+                with self._lock:
+                    self.requests += 1
+            try:
+                upstream.sendall(data)
+            except OSError:
                 break
         _close(upstream)
         _close(client)
 
-    def _send_on(self, data: bytes, upstream: socket.socket) -> bool:
-        if _REQUEST_LINE.match(data):
-            # A request's head and body may arrive as separate chunks (botocore sends them
-            # apart): a request is counted by its request line, not by its chunks.
-            with self._lock:
-                self.requests += 1
-        try:
-            upstream.sendall(data)
-        except OSError:
-            return False
-        return True
-
-    def _forward_for(self, client: socket.socket, upstream: socket.socket, seconds: float) -> None:
-        """Pass on whatever else the client sends for `seconds`, then return."""
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0 and not self._closed.is_set():
-            client.settimeout(min(left, _POLL_SECONDS))
-            try:
-                data = client.recv(_CHUNK)
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            if not data or not self._send_on(data, upstream):
-                return
-
     def _pump_back(self, upstream: socket.socket, client: socket.socket, answering: threading.Event) -> None:
         try:
             upstream.settimeout(_POLL_SECONDS)
-        except OSError:  # closed already, by the forward pump or close()
-            _close(client)
+        except OSError:  # closed already, by the other pump or by close()
             return
         while not self._closed.is_set():
             try:
@@ -195,8 +166,10 @@ class FaultRelay:
                 break
             if not data:
                 break
-            if not answering.is_set() or self.fault is Fault.STALL:
-                continue  # the answer is lost on the way back
+            if not answering.is_set():
+                break  # the service acted on the request; its answer is lost with the line
+            if self.fault is Fault.STALL:
+                continue  # the answer is held back for good
             try:
                 client.sendall(data)
             except OSError:

@@ -1,7 +1,8 @@
 """Tools that exist only while a test runs: they count their runs, wait, decline, crash and overrun.
 
-The `scratch` fixture (tests/conftest.py) registers them in `scratch_registry`, whose lists
-are put back after the test, so the example manifest never holds them.
+The `scratch` fixture (tests/conftest.py) registers them in `scratch_registry`, which starts
+empty and is put back after the test. For a whole endpoint's tool set (a process's, too), the
+`sample_tools` fixture serves the package tests/sample_tools/.
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from handler import ToolContext, ToolError, tool
+
+# The tools packages a test can serve, by the name $MEDIAN_TOOLS_PACKAGE takes (handler/registry.py).
+SAMPLE_TOOLS = "tests.sample_tools"  # a full endpoint: every risk, every field type, diagnostics
+EMPTY_TOOLS = "tests.empty_tools"  # no tool at all: what scratch_registry serves
 
 # Long enough never to end a passing test, short enough that a broken one fails rather than hangs.
 _LONGEST_WAIT_SECONDS = 10.0

@@ -99,7 +99,7 @@ def open_page(browser: Browser, url: str, viewport: ViewportSize) -> tuple[Brows
 
 @pytest.fixture
 def inspector(browser: Browser, server: DevServerProcess) -> Iterator[LoadedPage]:
-    """The inspector of the example tools, at 1280 px."""
+    """The inspector of the sample tools (tests/sample_tools/), at 1280 px."""
     context, loaded = open_page(browser, server.inspector_url, WIDE)
     yield loaded
     context.close()

@@ -12,7 +12,6 @@ import pytest
 from handler.local_key import dev_key
 from handler.manifest import build_manifest
 from handler.protocol import MAX_TOOLS, RISK_MEANINGS
-from handler.registry import load_tools
 from tests.browser.conftest import PHONE, WIDE, open_page
 from tests.browser.screenshot import fingerprint, keep_current, stored_fingerprint
 from tests.devserver_process import REPO, running_devserver
@@ -20,6 +19,7 @@ from tests.devserver_process import REPO, running_devserver
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
 
+    from handler.registry import Registry
     from tests.browser.conftest import LoadedPage
     from tests.devserver_process import DevServerProcess
 
@@ -39,16 +39,19 @@ def card(page: Page, tool: str) -> Locator:
     return page.locator(f'article[data-tool="{tool}"]')
 
 
-def call_order_status(page: Page, order_number: str) -> Locator:
-    order_status = card(page, "orderStatus")
-    order_status.get_by_label("orderNumber").fill(order_number)
-    order_status.get_by_role("button", name="Call orderStatus").click()
-    return order_status
+def call_ticket_status(page: Page, ticket_number: str) -> Locator:
+    ticket_status = card(page, "ticketStatus")
+    ticket_status.get_by_label("ticketNumber").fill(ticket_number)
+    ticket_status.get_by_role("button", name="Call ticketStatus").click()
+    return ticket_status
 
 
-def test_every_tool_has_a_card_with_its_risk_in_plain_words(inspector: LoadedPage, server: DevServerProcess) -> None:
-    # GIVEN the example tools, and the manifest GET serves for them
-    tools = build_manifest(load_tools())[0]["tools"]
+def test_every_tool_has_a_card_with_its_risk_in_plain_words(
+    inspector: LoadedPage, server: DevServerProcess, sample_tools: Registry
+) -> None:
+    # GIVEN the sample tools the server serves, and the manifest GET serves for them
+    tools = build_manifest(sample_tools)[0]["tools"]
+    assert len(tools) == 4
     page = inspector.page
     # WHEN the inspector has loaded
     expect(page.locator("article.card")).to_have_count(len(tools))
@@ -70,74 +73,74 @@ def test_every_tool_has_a_card_with_its_risk_in_plain_words(inspector: LoadedPag
     assert inspector.errors == []
 
 
-def test_calling_order_status_shows_200_and_the_status(inspector: LoadedPage, server: DevServerProcess) -> None:
+def test_calling_ticket_status_shows_200_and_the_status(inspector: LoadedPage, server: DevServerProcess) -> None:
     # GIVEN the inspector, allowed to use the clipboard
     page = inspector.page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url.rstrip("/"))
-    # WHEN orderStatus is called for ORD-1042
-    order_status = call_order_status(page, "ORD-1042")
-    # THEN the handler's 200 and the order's status are shown
-    expect(order_status.locator(".result .status")).to_have_text("200 OK")
-    expect(order_status.locator(".result pre.json")).to_contain_text('"status": "shipped"')
+    # WHEN ticketStatus is called for TCK-1042
+    ticket_status = call_ticket_status(page, "TCK-1042")
+    # THEN the handler's 200 and the ticket's status are shown
+    expect(ticket_status.locator(".result .status")).to_have_text("200 OK")
+    expect(ticket_status.locator(".result pre.json")).to_contain_text('"status": "waiting"')
     # AND a curl command for the same request, with the key left out, is offered
-    order_status.get_by_text("The same signed request with curl").click()
-    curl = order_status.locator("pre.curl").inner_text()
-    assert '"orderNumber": "ORD-1042"' in curl and "median-signature: $(" in curl
+    ticket_status.get_by_text("The same signed request with curl").click()
+    curl = ticket_status.locator("pre.curl").inner_text()
+    assert '"ticketNumber": "TCK-1042"' in curl and "median-signature: $(" in curl
     assert dev_key() not in curl
-    order_status.get_by_role("button", name="Copy curl").click()
-    expect(order_status.locator(".copy-state")).to_have_text("Copied")
+    ticket_status.get_by_role("button", name="Copy curl").click()
+    expect(ticket_status.locator(".copy-state")).to_have_text("Copied")
     assert page.evaluate("navigator.clipboard.readText()") == curl
 
 
 def test_an_empty_required_field_shows_the_422_details_beside_it(inspector: LoadedPage) -> None:
     # GIVEN the inspector
     page = inspector.page
-    # WHEN orderStatus is called with its required field empty
-    order_status = call_order_status(page, "")
+    # WHEN ticketStatus is called with its required field empty
+    ticket_status = call_ticket_status(page, "")
     # THEN the handler's 422 is shown, and its detail sits beside the field, which takes the focus
-    expect(order_status.locator(".result .status")).to_have_text("422 Unprocessable Content")
-    field = order_status.locator('[data-field="orderNumber"]')
+    expect(ticket_status.locator(".result .status")).to_have_text("422 Unprocessable Content")
+    field = ticket_status.locator('[data-field="ticketNumber"]')
     expect(field.locator(".field-error")).to_have_text("Field required")
     expect(field.get_by_role("textbox")).to_have_attribute("aria-invalid", "true")
     expect(field.get_by_role("textbox")).to_be_focused()
 
 
 def test_an_integer_field_refuses_decimals_before_any_call(inspector: LoadedPage) -> None:
-    # GIVEN changeQuantity, whose quantity is an integer
+    # GIVEN setPriority, whose priority is an integer
     page = inspector.page
-    change = card(page, "changeQuantity")
-    change.get_by_label("orderNumber").fill("ORD-1043")
-    change.get_by_label("item").fill("notebook")
+    change = card(page, "setPriority")
+    change.get_by_label("ticketNumber").fill("TCK-1043")
+    change.get_by_label("queue").fill("shipping")
     # WHEN a decimal is entered and the call is made
-    change.get_by_label("quantity").fill("2.5")
-    change.get_by_role("button", name="Call changeQuantity").click()
+    change.get_by_label("priority").fill("2.5")
+    change.get_by_role("button", name="Call setPriority").click()
     # THEN the field says so, and nothing is sent
-    expect(change.locator('[data-field="quantity"] .field-error')).to_contain_text("whole number")
+    expect(change.locator('[data-field="priority"] .field-error')).to_contain_text("whole number")
     expect(change.locator(".result")).to_have_text("No call yet. Fill in the form and press Call.")
     assert not [url for url in inspector.requests if url.endswith("/api/call")]
 
 
 def test_diagnostics_runs_from_its_button(inspector: LoadedPage) -> None:
-    # GIVEN the example tools, which declare diagnostics
+    # GIVEN the sample tools, which declare diagnostics
     page = inspector.page
     # WHEN its button is pressed
     page.get_by_role("button", name="Run diagnostics").click()
     # THEN the diagnostics answer is shown
     diagnostics = page.locator("#diagnostics")
     expect(diagnostics.locator(".status")).to_have_text("200 OK")
-    expect(diagnostics.locator("pre.json")).to_contain_text('"orderStore": "ok"')
+    expect(diagnostics.locator("pre.json")).to_contain_text('"ticketDesk": "ok"')
 
 
 def test_the_last_call_id_can_be_reused_to_try_idempotency(inspector: LoadedPage) -> None:
     # GIVEN one call made
     page = inspector.page
-    order_status = call_order_status(page, "ORD-1042")
-    first = order_status.locator(".result .meta code").inner_text()
+    ticket_status = call_ticket_status(page, "TCK-1042")
+    first = ticket_status.locator(".result .meta code").inner_text()
     # WHEN the same call is made again with "Reuse the last callId" ticked
-    order_status.get_by_label("Reuse the last callId").check()
-    order_status.get_by_role("button", name="Call orderStatus").click()
+    ticket_status.get_by_label("Reuse the last callId").check()
+    ticket_status.get_by_role("button", name="Call ticketStatus").click()
     # THEN it carries the first call's callId
-    expect(order_status.locator(".result .meta code")).to_have_text(first)
+    expect(ticket_status.locator(".result .meta code")).to_have_text(first)
     assert first.startswith("call_")
 
 
@@ -145,17 +148,17 @@ def test_a_call_can_be_made_from_the_keyboard_alone(inspector: LoadedPage) -> No
     # GIVEN the inspector, and only a keyboard
     page = inspector.page
     expect(page.locator("article.card").first).to_be_visible()
-    # WHEN Tab is pressed until orderStatus's field has the focus, and the number typed and Enter pressed
+    # WHEN Tab is pressed until ticketStatus's field has the focus, and the number typed and Enter pressed
     for _ in range(40):
         page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.id") == "f-orderStatus-orderNumber":
+        if page.evaluate("document.activeElement.id") == "f-ticketStatus-ticketNumber":
             break
     else:
-        pytest.fail("Tab never reached orderStatus's orderNumber field")
-    page.keyboard.type("ORD-1042")
+        pytest.fail("Tab never reached ticketStatus's ticketNumber field")
+    page.keyboard.type("TCK-1042")
     page.keyboard.press("Enter")
     # THEN the call is made and answered
-    expect(card(page, "orderStatus").locator(".result .status")).to_have_text("200 OK")
+    expect(card(page, "ticketStatus").locator(".result .status")).to_have_text("200 OK")
 
 
 def test_the_page_fits_a_phone(browser: Browser, server: DevServerProcess) -> None:
@@ -163,9 +166,9 @@ def test_the_page_fits_a_phone(browser: Browser, server: DevServerProcess) -> No
     context, loaded = open_page(browser, server.inspector_url, PHONE)
     page = loaded.page
     # WHEN a call is made there
-    order_status = call_order_status(page, "ORD-1042")
-    expect(order_status.locator(".result .status")).to_have_text("200 OK")
-    order_status.get_by_text("The same signed request with curl").click()
+    ticket_status = call_ticket_status(page, "TCK-1042")
+    expect(ticket_status.locator(".result .status")).to_have_text("200 OK")
+    ticket_status.get_by_text("The same signed request with curl").click()
     # THEN nothing is wider than the screen: no sideways scrolling
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     context.close()
@@ -197,7 +200,7 @@ def test_sync_problems_are_listed_and_no_diagnostics_is_offered(
             '''
         )
     )
-    with running_devserver(project, cwd=project) as server:
+    with running_devserver(project, cwd=project, tools_package=None) as server:
         context, loaded = open_page(browser, server.inspector_url, WIDE)
         page = loaded.page
         # WHEN the inspector loads them
@@ -220,11 +223,11 @@ def test_the_readme_screenshot_shows_the_page_as_it_is(inspector: LoadedPage, se
     current = fingerprint(PAGE_FILE.read_bytes(), json.dumps(view, sort_keys=True).encode(), json.dumps(WIDE).encode())
     page = inspector.page
     # WHEN a call has been made
-    order_status = call_order_status(page, "ORD-1042")
-    expect(order_status.locator(".result .status")).to_have_text("200 OK")
+    ticket_status = call_ticket_status(page, "TCK-1042")
+    expect(ticket_status.locator(".result .status")).to_have_text("200 OK")
 
     def take() -> bytes:
-        box = order_status.bounding_box()
+        box = ticket_status.bounding_box()
         assert box is not None
         bottom = box["y"] + box["height"] + 24
         return page.screenshot(full_page=True, clip={"x": 0, "y": 0, "width": WIDE["width"], "height": bottom})

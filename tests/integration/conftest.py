@@ -15,7 +15,7 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
+from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, TOOLS_PACKAGE_ENV
 from handler.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of, free_port
 from tests.fault_relay import FaultRelay
 
@@ -88,8 +88,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 class ToolsPackage:
     """A `tools` package of its own in a temporary directory, run in a fresh interpreter.
 
-    The test process's registry holds the example tools for good; a broken or different tool
-    set is only ever imported by a subprocess, so nothing leaks into other tests.
+    A user's project, as they have it: `tools` beside `handler`, and no $MEDIAN_TOOLS_PACKAGE. A
+    broken tool set is only ever imported by the subprocess, so nothing leaks into other tests.
     """
 
     def __init__(self, root: Path) -> None:
@@ -103,7 +103,11 @@ class ToolsPackage:
     def run(self, *arguments: str) -> subprocess.CompletedProcess[str]:
         # The working directory comes first on sys.path for -m and -c: it must be the one holding
         # this `tools`, and the repository root only supplies `handler`.
-        env = {key: value for key, value in os.environ.items() if key not in (KEY_SECRET_ENV, "PYTHONPATH")}
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in (KEY_SECRET_ENV, TOOLS_PACKAGE_ENV, "PYTHONPATH")
+        }
         env.update({"PYTHONPATH": os.pathsep.join([str(self.root), str(REPO_ROOT)]), DEV_KEY_ENV: TEST_KEY})
         return subprocess.run(  # noqa: S603 - our own interpreter, our own arguments
             [sys.executable, *arguments],

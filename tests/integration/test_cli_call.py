@@ -39,18 +39,18 @@ def test_call_gets_the_manifest(
     out, err = capsys.readouterr()
     assert status == 0
     assert f"GET {dev_server} -> 200 OK" in err
-    assert "orderStatus" in {tool["name"] for tool in json.loads(out)["tools"]}
+    assert "ticketStatus" in {tool["name"] for tool in json.loads(out)["tools"]}
     assert out.startswith("{\n  ")
 
 
 def test_call_runs_a_tool(dev_server: str, median_key: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN the dev server
-    # WHEN `call` sends a signed tool call, as `make call TOOL=orderStatus INPUT=...` does
-    status = main(["call", dev_server, "--tool", "orderStatus", "--input", '{"orderNumber":"ORD-1042"}'])
+    # WHEN `call` sends a signed tool call, as `make call TOOL=ticketStatus INPUT=...` does
+    status = main(["call", dev_server, "--tool", "ticketStatus", "--input", '{"ticketNumber":"TCK-1042"}'])
     # THEN the tool's answer comes back with 200
     out, err = capsys.readouterr()
     assert status == 0 and "-> 200" in err
-    assert json.loads(out)["output"]["status"] == "shipped"
+    assert json.loads(out)["output"]["status"] == "waiting"
 
 
 def test_call_runs_diagnostics(

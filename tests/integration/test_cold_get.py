@@ -16,24 +16,36 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler import app
-from handler.protocol import IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV, PREBUILT_MANIFEST_FILE
+from handler.protocol import IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV, PREBUILT_MANIFEST_FILE, TOOLS_PACKAGE_ENV
 from handler.testing import TEST_KEY, FakeLambdaContext, cold_start, dev_key, lay_out_artifact, signed_event
+from tests.scratch_tools import SAMPLE_TOOLS
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
+    from handler.registry import Registry
+
+
+@pytest.fixture(autouse=True)
+def _serving_the_sample_tools(sample_tools: Registry) -> None:
+    """tests/sample_tools/ here, in every artifact laid out, and in every cold process."""
+
 
 @pytest.fixture(scope="module")
-def artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return lay_out_artifact(tmp_path_factory.mktemp("artifact"), prebuilt_manifest=True)
+def artifact(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(TOOLS_PACKAGE_ENV, SAMPLE_TOOLS)
+        yield lay_out_artifact(tmp_path_factory.mktemp("artifact"), prebuilt_manifest=True)
 
 
 @pytest.fixture
 def lambda_env(secrets: SecretsManagerClient) -> dict[str, str]:
     """A deployed function's environment: the key in Secrets Manager (moto's server), no dev key,
-    and an idempotency table named (template.yaml always names one; GET never touches it)."""
+    and an idempotency table named (template.yaml always names one; GET never touches it). The
+    tools served are the sample tools, copied into the artifact at their own import path."""
     secret_name = f"median/cold-get-{uuid.uuid4().hex}"  # moto's server lives for the whole session
     secrets.create_secret(Name=secret_name, SecretString=TEST_KEY)
     env = {name: value for name, value in os.environ.items() if not name.startswith("MEDIAN_")}
@@ -42,10 +54,13 @@ def lambda_env(secrets: SecretsManagerClient) -> dict[str, str]:
         KEY_SECRET_ENV: secret_name,
         IDEMPOTENCY_TABLE_ENV: "median-idempotency",
         "AWS_LAMBDA_FUNCTION_NAME": "median-tools",
+        TOOLS_PACKAGE_ENV: SAMPLE_TOOLS,
     }
 
 
-def test_the_prebuilt_manifest_is_byte_for_byte_the_one_get_builds_from_the_tools(artifact: Path) -> None:
+def test_the_prebuilt_manifest_is_byte_for_byte_the_one_get_builds_from_the_tools(
+    artifact: Path, sample_tools: Registry
+) -> None:
     # GIVEN the file `python -m handler manifest` wrote into the artifact, as sam build runs it
     prebuilt = (artifact / "handler" / PREBUILT_MANIFEST_FILE).read_text(encoding="utf-8").strip()
     in_source = os.path.exists(app.PREBUILT_MANIFEST)  # noqa: PTH110 - a str, as app.py keeps it
@@ -53,10 +68,10 @@ def test_the_prebuilt_manifest_is_byte_for_byte_the_one_get_builds_from_the_tool
     # WHEN a GET is served from the source tree, where the manifest is built from the tools
     with dev_key(TEST_KEY):
         served = app.lambda_handler(signed_event("GET"), FakeLambdaContext())  # type: ignore[arg-type]
-    # THEN both are the same bytes, and a manifest with the example tools
+    # THEN both are the same bytes, and a manifest with the sample tools
     assert served["statusCode"] == 200
     assert served["body"] == prebuilt
-    assert "orderStatus" in [tool["name"] for tool in json.loads(prebuilt)["tools"]]
+    assert [tool["name"] for tool in json.loads(prebuilt)["tools"]] == [tool.name for tool in sample_tools.tools]
 
 
 def test_a_cold_get_imports_neither_pydantic_nor_the_tools_nor_powertools(
@@ -70,7 +85,8 @@ def test_a_cold_get_imports_neither_pydantic_nor_the_tools_nor_powertools(
     assert started.response["body"] == (artifact / "handler" / PREBUILT_MANIFEST_FILE).read_text().strip()
     packages = {module.split(".")[0] for module in started.modules}
     assert "pydantic" not in packages, "GET imported pydantic: the prebuilt manifest should need none"
-    assert "tools" not in packages, "GET imported the tool modules: the prebuilt manifest should need none"
+    tool_modules = [name for name in started.modules if name == SAMPLE_TOOLS or name.startswith(f"{SAMPLE_TOOLS}.")]
+    assert not tool_modules, "GET imported the tool modules: the prebuilt manifest should need none"
     assert "aws_lambda_powertools" not in packages, "GET imported Powertools: its package import costs a cold GET"
     assert "boto3" in packages  # the key came from Secrets Manager, over HTTP
 
@@ -88,7 +104,7 @@ def test_a_cold_get_serves_the_prebuilt_file_rather_than_the_tools(tmp_path: Pat
 
 
 def test_an_empty_prebuilt_file_is_ignored_and_the_manifest_built_from_the_tools(
-    tmp_path: Path, lambda_env: dict[str, str]
+    tmp_path: Path, lambda_env: dict[str, str], sample_tools: Registry
 ) -> None:
     # GIVEN an artifact whose manifest.json is empty (a build that redirected a failed command)
     artifact = lay_out_artifact(tmp_path, prebuilt_manifest=False)
@@ -97,4 +113,4 @@ def test_an_empty_prebuilt_file_is_ignored_and_the_manifest_built_from_the_tools
     started = cold_start(signed_event("GET"), artifact, lambda_env)
     # THEN it serves the manifest built from the tools, not an empty body
     assert started.answer.status == 200
-    assert "orderStatus" in [tool["name"] for tool in started.answer.body["tools"]]
+    assert [tool["name"] for tool in started.answer.body["tools"]] == [tool.name for tool in sample_tools.tools]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import urllib.request
 from typing import TYPE_CHECKING, Any
@@ -14,11 +15,13 @@ from handler.local_key import dev_key
 from handler.protocol import SIGNATURE_HEADER
 from handler.signature import sign
 from tests.devserver_process import REPO, running_devserver
+from tests.scratch_tools import EMPTY_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from handler.registry import Registry
     from tests.devserver_process import DevServerProcess
 
 
@@ -37,13 +40,13 @@ def fetch(url: str, *, method: str = "GET", body: bytes | None = None, headers: 
         return error.code, dict(error.headers), error.read()
 
 
-def test_a_signed_get_still_answers_the_manifest(server: DevServerProcess) -> None:
+def test_a_signed_get_still_answers_the_manifest(server: DevServerProcess, sample_tools: Registry) -> None:
     # GIVEN the dev server, verifying with the local dev key
     # WHEN Median's GET arrives, signed with that key
     status, _, body = fetch(server.url, headers={SIGNATURE_HEADER: sign(dev_key(), b"")})
-    # THEN it answers the manifest through the handler
+    # THEN it answers the manifest of the tools it serves, through the handler
     assert status == 200
-    assert "orderStatus" in [tool["name"] for tool in json.loads(body)["tools"]]
+    assert [tool["name"] for tool in json.loads(body)["tools"]] == [tool.name for tool in sample_tools.tools]
 
 
 def test_other_methods_still_get_405(server: DevServerProcess) -> None:
@@ -64,6 +67,43 @@ def test_the_startup_text_points_at_the_inspector_and_shows_curl(server: DevServ
     assert f"{server.inspector_url}\n" in text
     assert f'curl -s {server.url} -H "median-signature: $(.venv/bin/python -m handler sign)"' in text
     assert "BODY='" in text
+
+
+def test_the_startup_post_example_calls_the_first_tool_served_and_runs_as_printed(
+    server: DevServerProcess, sample_tools: Registry
+) -> None:
+    # GIVEN the two lines of the startup text's POST example: $BODY, then the signed curl
+    lines = [line.strip() for line in server.output().splitlines()]
+    start = next(index for index, line in enumerate(lines) if line.startswith("BODY="))
+    body_line, curl_line = lines[start : start + 2]
+    # WHEN they are pasted into a shell in the project folder
+    ran = subprocess.run(  # noqa: S603 - the command under test
+        ["/bin/bash", "-c", f"{body_line}\n{curl_line}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    # THEN they call the first tool served (not a tool the project may have deleted), every required
+    # field given, and the tool itself answers: a placeholder ticket number is no ticket it knows
+    assert ran.returncode == 0, ran.stderr
+    sent = json.loads(shlex.split(body_line.removeprefix("BODY="))[0])
+    assert (sent["tool"], sent["input"]) == (sample_tools.tools[0].name, {"ticketNumber": "example"})
+    answer = json.loads(ran.stdout)
+    assert answer["error"]["code"] == "tool_error"
+    assert answer["error"]["message"].startswith("No ticket has that number.")
+
+
+def test_an_endpoint_with_no_tools_starts_and_its_example_is_diagnostics(tmp_path: Path) -> None:
+    # GIVEN a tools package with no tool, as tools/ is once the examples are deleted
+    with running_devserver(tmp_path, tools_package=EMPTY_TOOLS) as empty:
+        # WHEN the server starts and Median GETs the manifest
+        status, _, body = fetch(empty.url, headers={SIGNATURE_HEADER: sign(dev_key(), b"")})
+        text = empty.output()
+    # THEN it serves the empty manifest, and its POST example is the diagnostics operation
+    assert (status, json.loads(body)) == (200, {"version": 1, "tools": [], "diagnostics": False})
+    assert """BODY='{"version": 1, "op": "diagnostics"}'""" in text
 
 
 def test_the_inspector_page_is_one_file_that_may_load_nothing_from_outside(server: DevServerProcess) -> None:
@@ -90,7 +130,7 @@ def test_the_inspector_refuses_a_foreign_host(server: DevServerProcess) -> None:
 
 def test_the_curl_command_from_a_call_runs_as_printed(server: DevServerProcess, tmp_path: Path) -> None:
     # GIVEN a call made from the inspector
-    request = json.dumps({"op": "call", "tool": "orderStatus", "input": {"orderNumber": "ORD-1042"}}).encode()
+    request = json.dumps({"op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}}).encode()
     status, _, body = fetch(
         f"{server.inspector_url}/api/call",
         method="POST",
@@ -107,4 +147,4 @@ def test_the_curl_command_from_a_call_runs_as_printed(server: DevServerProcess, 
     assert ran.returncode == 0, ran.stderr
     answer = json.loads(ran.stdout)
     assert answer["ok"] is True
-    assert answer["output"]["status"] == "shipped"
+    assert answer["output"]["status"] == "waiting"

@@ -1,7 +1,7 @@
 """The dev server's guards over raw sockets: every path refuses foreign pages and bodies it will not hold.
 
-The server is `python -m devserver` as `make serve` runs it, with an empty `tools` package of
-the test's own: nothing here needs a tool, and every refusal comes before one could run.
+The server is `python -m devserver` as `make serve` runs it, with the framework tests' empty tools
+package: nothing here needs a tool, and every refusal comes before one could run.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from handler.protocol import MAX_BODY_BYTES, SIGNATURE_HEADER
 from handler.signature import sign
 from handler.testing import TEST_KEY
 from tests.devserver_process import running_devserver
+from tests.scratch_tools import EMPTY_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -31,10 +32,8 @@ SENT_OF_THE_BODY = 1024
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServerProcess]:
-    project = tmp_path_factory.mktemp("no-tools")
-    (project / "tools").mkdir()
-    (project / "tools" / "__init__.py").write_text("")
-    with running_devserver(project, cwd=project, env={"MEDIAN_DEV_KEY": TEST_KEY}) as running:
+    logs = tmp_path_factory.mktemp("devserver-guards")
+    with running_devserver(logs, tools_package=EMPTY_TOOLS, env={"MEDIAN_DEV_KEY": TEST_KEY}) as running:
         yield running
 
 

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from handler.testing import TestAnswer
     from tests.conftest import EventBuilder, LogCapture
 
+# The calls go to the sample tools (tests/sample_tools/).
+pytestmark = pytest.mark.usefixtures("sample_tools")
+
 NO_KEY_MESSAGE = "The server has no usable Median key to verify with."
 KEY = "mk_live_5f4dcc3b5aa765d61d8327deb882cf99"
 
@@ -71,7 +74,9 @@ def test_the_key_is_read_once_and_kept_for_the_warm_container(
     secrets.delete_secret(SecretId=use_secret, ForceDeleteWithoutRecovery=True)
     # THEN the next request still verifies, from the cached key
     assert (
-        invoke(make_event("http_api_v2", "POST", call_body("orderStatus", {"orderNumber": "ORD-1042"}), key=KEY)).status
+        invoke(
+            make_event("http_api_v2", "POST", call_body("ticketStatus", {"ticketNumber": "TCK-1042"}), key=KEY)
+        ).status
         == 200
     )
 
@@ -112,7 +117,7 @@ def test_a_secret_without_a_usable_key_is_no_key_with_the_cause_logged(
     # GIVEN the secret exists but holds no usable key
     secrets.create_secret(Name=use_secret, **stored)  # type: ignore[arg-type]
     # WHEN a signed POST arrives
-    answer = invoke(make_event("http_api_v2", "POST", call_body("orderStatus", {"orderNumber": "ORD-1042"}), key=KEY))
+    answer = invoke(make_event("http_api_v2", "POST", call_body("ticketStatus", {"ticketNumber": "TCK-1042"}), key=KEY))
     # THEN 500 no_key with the fixed message; the log says why, without the secret's contents
     assert cause in _no_key_cause(answer, logs, post=True)
     assert "mk_live" not in logs.text()

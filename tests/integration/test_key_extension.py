@@ -227,7 +227,7 @@ def test_an_extension_that_refuses_the_token_falls_back_to_boto3(
     # THEN the extension's refusal sends the read to boto3, and the log names the status, once
     assert answer.status == 200
     assert container.boto3_reads() == 1
-    assert fallback_causes(logs) == ["it answered HTTP 401"]
+    assert fallback_causes(logs) == ["it answered HTTP 403"]
 
 
 def test_a_missing_secret_through_the_extension_falls_back_and_is_no_key(
@@ -393,7 +393,7 @@ def test_the_stand_in_refuses_a_request_without_the_session_token(container: Con
     body = response.read()
     connection.close()
     # THEN it refuses, and read nothing from Secrets Manager
-    assert response.status == 401
+    assert response.status == 403
     assert KEY.encode() not in body
     assert container.extension.reads == 0
 

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, create_model
 
-from handler import tool
+from handler import ToolContext, diagnostics, tool
+from handler.protocol import TOOLS_PACKAGE_ENV
 from handler.rules import check_manifest
+from tests.integration.conftest import REPO_ROOT
+from tests.scratch_tools import EMPTY_TOOLS, SAMPLE_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,19 +36,36 @@ def get_manifest(
     return get
 
 
-def test_order_status_is_the_seed_pages_example(
-    shape: str, get_manifest: Callable[..., TestAnswer], seed_manifest: dict[str, Any]
+def test_the_seed_pages_example_tool_is_served_as_the_page_shows_it(
+    shape: str, scratch_registry: Registry, get_manifest: Callable[..., TestAnswer], seed_manifest: dict[str, Any]
 ) -> None:
-    # GIVEN the example tools, and the example answer on Median's GET page
+    # GIVEN the example answer on Median's GET page, and its one tool written as an author writes a
+    # tool (a model with one described string field, a docstring), beside a diagnostics function
+    [entry] = seed_manifest["tools"]
+    [(field, node)] = entry["inputSchema"]["properties"].items()
+    seed_input = create_model("SeedInput", **{field: (str, Field(description=node["description"]))})
+
+    def seed_tool(args: BaseModel) -> dict[str, object]:
+        return {}
+
+    seed_tool.__annotations__["args"] = seed_input  # the model is built from the page, so named at run time
+    seed_tool.__doc__ = entry["description"]
+    tool(risk=entry["risk"], name=entry["name"])(seed_tool)
+
+    @diagnostics
+    def health(ctx: ToolContext) -> str:
+        return "ok"
+
     # WHEN Median GETs the manifest
     answer = get_manifest(shape)
-    # THEN the orderStatus entry equals the page's, as JSON, and so do version and diagnostics
-    [entry] = [tool for tool in answer.body["tools"] if tool["name"] == "orderStatus"]
-    assert entry == seed_manifest["tools"][0]
-    assert (answer.body["version"], answer.body["diagnostics"]) == (seed_manifest["version"], True)
+    # THEN the whole answer equals the page's, as JSON: entry, version and diagnostics
+    assert answer.status == 200
+    assert answer.body == seed_manifest
 
 
-def test_the_manifest_is_compact_json_in_exactly_the_seed_shape(get_manifest: Callable[..., TestAnswer]) -> None:
+def test_the_manifest_is_compact_json_in_exactly_the_seed_shape(
+    sample_tools: Registry, get_manifest: Callable[..., TestAnswer]
+) -> None:
     # WHEN Median GETs the manifest
     response = get_manifest()
     manifest = response.body
@@ -56,7 +79,7 @@ def test_the_manifest_is_compact_json_in_exactly_the_seed_shape(get_manifest: Ca
 
 
 def test_the_manifest_body_is_compact(
-    key_in_secrets_manager: str, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
+    sample_tools: Registry, key_in_secrets_manager: str, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
 ) -> None:
     # WHEN Median GETs the manifest
     from handler.app import lambda_handler
@@ -66,8 +89,10 @@ def test_the_manifest_body_is_compact(
     assert raw == json.dumps(json.loads(raw), separators=(",", ":"), ensure_ascii=False)
 
 
-def test_the_example_tools_show_every_risk_and_field_kind(get_manifest: Callable[..., TestAnswer]) -> None:
-    # GIVEN the example tools, which authors copy from
+def test_the_manifest_carries_every_risk_and_field_kind(
+    sample_tools: Registry, get_manifest: Callable[..., TestAnswer]
+) -> None:
+    # GIVEN the sample tools (tests/sample_tools/), a tool of each risk and a field of each kind
     tools = get_manifest().body["tools"]
     properties = [node for entry in tools for node in entry["inputSchema"]["properties"].values()]
     optional = [
@@ -76,19 +101,19 @@ def test_the_example_tools_show_every_risk_and_field_kind(get_manifest: Callable
         for name in entry["inputSchema"]["properties"]
         if name not in entry["inputSchema"].get("required", [])
     ]
-    # THEN together they use medium, reviewed and high risk; number, integer, boolean, enum and optional fields
-    assert {entry["risk"] for entry in tools} >= {"medium", "reviewed", "high"}
-    assert {node["type"] for node in properties} >= {"number", "integer", "boolean"}
+    # THEN the manifest carries each risk; string, number, integer, boolean, enum and optional fields
+    assert {entry["risk"] for entry in tools} == {"low", "medium", "reviewed", "high"}
+    assert {node["type"] for node in properties} == {"string", "number", "integer", "boolean"}
     assert any("enum" in node for node in properties)
     assert optional
 
 
 class _LateInput(BaseModel):
-    orderNumber: str
+    ticketNumber: str
 
 
 def test_the_manifest_is_built_once_per_container(
-    scratch_registry: Registry, get_manifest: Callable[..., TestAnswer]
+    sample_tools: Registry, get_manifest: Callable[..., TestAnswer]
 ) -> None:
     # GIVEN a container that has answered one GET
     first = get_manifest()
@@ -112,7 +137,7 @@ BROKEN_TOOLS = """
 
 
     class HandoffInput(BaseModel):
-        orderNumber: str = Field(description="The order number.")
+        ticketNumber: str = Field(description="The ticket number.")
         tags: list[str]
 
 
@@ -159,34 +184,106 @@ def test_make_check_names_a_tool_module_that_fails_to_import(tools_package: Tool
 
 
         @tool(risk="low")
-        def lookup(order_number: str) -> str:
-            \"\"\"Look an order up.\"\"\"
-            return order_number
+        def lookup(ticket_number: str) -> str:
+            \"\"\"Look a ticket up.\"\"\"
+            return ticket_number
         """,
     )
     # WHEN `python -m handler check` runs
     finished = tools_package.run("-m", "handler", "check")
-    # THEN it exits 1 with one line naming where the import failed and what to change, not a traceback
+    # THEN it exits 1 with one line at the author's file and line saying what to change, not a traceback
     assert finished.returncode == 1
     first, count = finished.stderr.splitlines()
-    assert first.startswith("tools: import: ")
-    assert "raised TypeError" in first
-    assert "must be annotated with a pydantic model" in first
+    assert first == (
+        "tools/lookup.py:5: lookup: parameter 'ticket_number' must be annotated with a pydantic model "
+        "(the input) or ToolContext"
+    )
     assert count == "1 problem(s): Median would refuse this manifest."
 
 
-def test_make_check_passes_the_shipped_tools(tools_package: ToolsPackage) -> None:
-    # GIVEN the example tools (copied into a package of their own, as a fresh clone has them)
-    from tests.integration.conftest import REPO_ROOT
+def test_make_check_names_every_module_that_fails_to_import_at_its_line(tools_package: ToolsPackage) -> None:
+    # GIVEN a bare @tool in one module and a name that does not exist in another
+    tools_package.module(
+        "points",
+        """
+        from pydantic import BaseModel
 
-    for module in sorted((REPO_ROOT / "tools").glob("*.py")):
-        if module.name != "__init__.py":
-            tools_package.module(module.stem, module.read_text(encoding="utf-8"))
+        from handler import tool
+
+
+        class PointsInput(BaseModel):
+            email: str
+
+
+        @tool
+        def points_balance(args: PointsInput) -> dict:
+            \"\"\"Tell how many points the customer has.\"\"\"
+            return {}
+        """,
+    )
+    tools_package.module("rewards", "\n\naccount = find_account('ada@example.com')\n")
     # WHEN `python -m handler check` runs
     finished = tools_package.run("-m", "handler", "check")
-    # THEN it exits 0 and says Median would accept the manifest
+    # THEN each is one line at its own file and line, and the check fails
+    assert finished.returncode == 1
+    assert finished.stderr.splitlines()[:2] == [
+        'tools/points.py:11: @tool on points_balance needs the tool\'s risk: write @tool(risk="low"), '
+        "with one of low, medium, reviewed, high",
+        "tools/rewards.py:3: NameError: name 'find_account' is not defined",
+    ]
+    assert "Traceback" not in finished.stderr
+
+
+def run_handler_cli(tools_package: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """`python -m handler ...` in this repository, serving the named tools package."""
+    env = {**os.environ, TOOLS_PACKAGE_ENV: tools_package}
+    return subprocess.run(  # noqa: S603 - our own interpreter, our own arguments
+        [sys.executable, "-m", "handler", *arguments],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_make_check_passes_a_tool_set_median_accepts() -> None:
+    # GIVEN a full tool set that keeps every rule: four tools and a diagnostics function
+    # WHEN `python -m handler check` runs on it
+    finished = run_handler_cli(SAMPLE_TOOLS, "check")
+    # THEN it exits 0, and says in one line what it counted and that Median would accept the manifest
     assert finished.returncode == 0, finished.stderr
-    assert finished.stdout.startswith("OK: 4/20 tools")
+    [line] = finished.stdout.splitlines()
+    assert line.startswith("OK: 4/20 tools, ")
+    assert line.endswith("diagnostics on. Median would accept this manifest.")
+    assert finished.stderr == ""
+
+
+def test_make_check_passes_an_endpoint_with_no_tools_saying_so() -> None:
+    # GIVEN a tools package with no tool in it, as tools/ is once the examples are deleted
+    # WHEN `python -m handler check` runs (what `make check` and `make build` run)
+    finished = run_handler_cli(EMPTY_TOOLS, "check")
+    # THEN it exits 0, saying in one line that there are no tools yet
+    assert finished.returncode == 0, finished.stderr
+    [line] = finished.stdout.splitlines()
+    assert line.startswith("OK: no tools yet")
+    assert finished.stderr == ""
+
+
+def test_an_endpoint_with_no_tools_serves_an_empty_manifest_median_accepts(
+    scratch_registry: Registry, get_manifest: Callable[..., TestAnswer]
+) -> None:
+    # GIVEN no tools at all
+    # WHEN the build prints the manifest (`python -m handler manifest`), and Median GETs it
+    printed = run_handler_cli(EMPTY_TOOLS, "manifest")
+    answer = get_manifest()
+    # THEN both are the empty manifest, byte for byte, and it keeps every sync rule
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == '{"version":1,"tools":[],"diagnostics":false}\n'
+    assert answer.status == 200
+    assert answer.body == {"version": 1, "tools": [], "diagnostics": False}
+    assert check_manifest(answer.body) == []
 
 
 def test_a_broken_tool_set_is_served_as_500_invalid_manifest(broken_tools: ToolsPackage) -> None:

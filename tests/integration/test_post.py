@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(autouse=True)
-def _key(key_in_secrets_manager: str, sample_store: None) -> None:
-    """TEST_KEY in moto's Secrets Manager, and the sample orders as shipped."""
+def _key(key_in_secrets_manager: str, sample_tools: Registry) -> None:
+    """TEST_KEY in moto's Secrets Manager, and the sample tools (tests/sample_tools/) served, their desk as shipped."""
 
 
 @pytest.fixture
@@ -53,29 +53,29 @@ def _error(answer: TestAnswer, status: int, code: str) -> dict[str, Any]:
 
 
 def test_a_call_that_runs_is_200_ok_with_the_output(shape: str, post: Callable[..., TestAnswer]) -> None:
-    # GIVEN a signed call of orderStatus for an existing order
+    # GIVEN a signed call of ticketStatus for an existing ticket
     # WHEN it arrives in any event shape
-    answer = post(call_body("orderStatus", {"orderNumber": "ORD-1042"}, callId="call_1"), shape=shape)
+    answer = post(call_body("ticketStatus", {"ticketNumber": "TCK-1042"}, callId="call_1"), shape=shape)
     # THEN 200 with ok true and the tool's output
     assert answer.status == 200
     assert answer.body == {
         "version": 1,
         "ok": True,
-        "output": {"orderNumber": "ORD-1042", "status": "shipped", "carrier": "UPS", "tracking": "1Z999AA10123456784"},
+        "output": {"ticketNumber": "TCK-1042", "status": "waiting", "assignee": "Ada", "queue": "billing"},
     }
 
 
 def test_a_tool_error_is_200_not_ok_with_the_tools_message(post: Callable[..., TestAnswer]) -> None:
-    # GIVEN a call for an order that does not exist
+    # GIVEN a call for a ticket that does not exist
     # WHEN it arrives
-    answer = post(call_body("orderStatus", {"orderNumber": "ORD-0000"}))
+    answer = post(call_body("ticketStatus", {"ticketNumber": "TCK-0000"}))
     # THEN 200 tool_error, carrying the message the tool wrote for the agent
     assert answer.status == 200
-    assert _error(answer, 200, "tool_error")["message"].startswith("No order has that number.")
+    assert _error(answer, 200, "tool_error")["message"].startswith("No ticket has that number.")
 
 
 def test_diagnostics_is_200_with_what_the_function_returned(post: Callable[..., TestAnswer]) -> None:
-    # GIVEN the example endpoint declares a diagnostics function
+    # GIVEN the endpoint declares a diagnostics function
     context = FakeLambdaContext()
     # WHEN Median asks for diagnostics
     answer = post(_document(version=1, op="diagnostics"), context=context)
@@ -84,19 +84,19 @@ def test_diagnostics_is_200_with_what_the_function_returned(post: Callable[..., 
     assert answer.body == {
         "version": 1,
         "ok": True,
-        "output": {"orderStore": "ok", "orders": 3, "requestId": context.aws_request_id},
+        "output": {"ticketDesk": "ok", "tickets": 3, "requestId": context.aws_request_id},
     }
 
 
 def test_other_members_are_ignored_and_input_defaults_to_empty(post: Callable[..., TestAnswer]) -> None:
     # GIVEN a call with members the protocol does not define, and one with no input at all
-    extra = _document(version=1, op="call", tool="orderStatus", input={"orderNumber": "ORD-1042"}, trace="x", n=1)
-    no_input = _document(version=1, op="call", tool="orderStatus")
+    extra = _document(version=1, op="call", tool="ticketStatus", input={"ticketNumber": "TCK-1042"}, trace="x", n=1)
+    no_input = _document(version=1, op="call", tool="ticketStatus")
     # WHEN they arrive
     # THEN the first runs, and the second is judged as input {} (its required field is missing)
     assert post(extra).status == 200
     assert _error(post(no_input), 422, "invalid_input")["details"] == [
-        {"field": "orderNumber", "message": "Field required"}
+        {"field": "ticketNumber", "message": "Field required"}
     ]
 
 
@@ -106,7 +106,7 @@ def test_other_members_are_ignored_and_input_defaults_to_empty(post: Callable[..
         pytest.param(b"", id="empty"),
         pytest.param(b"{not json", id="not JSON"),
         pytest.param(b'{"version": 1, "op": "call",', id="truncated"),
-        pytest.param(b'{"version": 1, "op": "call", "tool": "orderStatus", "input": {"a": NaN}}', id="NaN"),
+        pytest.param(b'{"version": 1, "op": "call", "tool": "ticketStatus", "input": {"a": NaN}}', id="NaN"),
         pytest.param(b'{"version": 1, "version": 1, "op": "diagnostics"}', id="repeated key"),
         pytest.param(b"[1, 2]", id="array"),
         pytest.param(b'"call"', id="string"),
@@ -117,7 +117,7 @@ def test_other_members_are_ignored_and_input_defaults_to_empty(post: Callable[..
         pytest.param(b'{"version": 1, "op": "call", "input": {}}', id="no tool"),
         pytest.param(b'{"version": 1, "op": "call", "tool": ""}', id="empty tool"),
         pytest.param(b'{"version": 1, "op": "call", "tool": 7}', id="tool not a string"),
-        pytest.param(b'{"version": 1, "op": "call", "tool": "orderStatus", "callId": 5}', id="callId not a string"),
+        pytest.param(b'{"version": 1, "op": "call", "tool": "ticketStatus", "callId": 5}', id="callId not a string"),
         pytest.param(b'{"version": 1, "op": "diagnostics", "conversation": "conv_9"}', id="conversation not object"),
     ],
 )
@@ -144,7 +144,7 @@ def test_a_body_that_is_not_utf8_is_400_bad_request(
 )
 def test_a_version_other_than_1_is_400_unsupported_version(version: Any, post: Callable[..., TestAnswer]) -> None:
     # GIVEN a call whose version is missing or not the number 1
-    document: dict[str, Any] = {"op": "call", "tool": "orderStatus", "input": {"orderNumber": "ORD-1042"}}
+    document: dict[str, Any] = {"op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}}
     if version is not None:
         document["version"] = version
     # WHEN it arrives
@@ -173,56 +173,56 @@ def test_an_unknown_tool_is_404_unknown_tool(post: Callable[..., TestAnswer]) ->
     ("tool_name", "tool_input", "details"),
     [
         pytest.param(
-            "cancelOrder",
-            {"reason": "changed_mind"},
-            [{"field": "orderNumber", "message": "Field required"}],
+            "closeTicket",
+            {"reason": "solved"},
+            [{"field": "ticketNumber", "message": "Field required"}],
             id="missing (by alias)",
         ),
         pytest.param(
-            "cancelOrder",
-            {"order_number": "ORD-1043", "orderNumber": "ORD-1043", "reason": "changed_mind"},
-            [{"field": "order_number", "message": "Extra inputs are not permitted"}],
+            "closeTicket",
+            {"ticket_number": "TCK-1043", "ticketNumber": "TCK-1043", "reason": "solved"},
+            [{"field": "ticket_number", "message": "Extra inputs are not permitted"}],
             id="extra (the Python name is not the schema name)",
         ),
         pytest.param(
-            "changeQuantity",
-            {"orderNumber": "ORD-1043", "item": "notebook", "quantity": "3"},
-            [{"field": "quantity", "message": "Input should be a valid integer"}],
+            "setPriority",
+            {"ticketNumber": "TCK-1043", "queue": "shipping", "priority": "3"},
+            [{"field": "priority", "message": "Input should be a valid integer"}],
             id="wrong type (string for integer)",
         ),
         pytest.param(
-            "requestRefund",
-            {"orderNumber": "ORD-1042", "amount": 5, "reason": "late", "notifyCustomer": "yes"},
+            "issueCredit",
+            {"ticketNumber": "TCK-1042", "amount": 5, "reason": "outage", "notifyCustomer": "yes"},
             [{"field": "notifyCustomer", "message": "Input should be a valid boolean"}],
             id="wrong type (string for boolean)",
         ),
         pytest.param(
-            "changeQuantity",
-            {"orderNumber": "ORD-1043", "item": "notebook", "quantity": 2.5},
-            [{"field": "quantity", "message": "Input should be a valid integer"}],
+            "setPriority",
+            {"ticketNumber": "TCK-1043", "queue": "shipping", "priority": 2.5},
+            [{"field": "priority", "message": "Input should be a valid integer"}],
             id="wrong type (fraction for integer)",
         ),
         pytest.param(
-            "requestRefund",
-            {"orderNumber": "ORD-1042", "amount": 5, "reason": "bored"},
-            [{"field": "reason", "message": "Input should be 'damaged', 'late', 'wrong_item' or 'other'"}],
+            "issueCredit",
+            {"ticketNumber": "TCK-1042", "amount": 5, "reason": "bored"},
+            [{"field": "reason", "message": "Input should be 'outage', 'late_reply', 'billing_error' or 'other'"}],
             id="bad enum (Literal)",
         ),
         pytest.param(
-            "cancelOrder",
-            {"orderNumber": "ORD-1043", "reason": "CHANGED_MIND"},
-            [{"field": "reason", "message": "Input should be 'changed_mind', 'found_cheaper' or 'ordered_by_mistake'"}],
+            "closeTicket",
+            {"ticketNumber": "TCK-1043", "reason": "SOLVED"},
+            [{"field": "reason", "message": "Input should be 'solved', 'duplicate' or 'no_reply'"}],
             id="bad enum (Enum)",
         ),
         pytest.param(
-            "requestRefund",
-            {"orderNumber": "ORD-1042", "amount": 0, "reason": "late"},
+            "issueCredit",
+            {"ticketNumber": "TCK-1042", "amount": 0, "reason": "outage"},
             [{"field": "amount", "message": "Input should be greater than 0"}],
             id="failed constraint (gt)",
         ),
         pytest.param(
-            "cancelOrder",
-            {"orderNumber": "ORD-1043", "reason": "changed_mind", "note": "n" * 501},
+            "closeTicket",
+            {"ticketNumber": "TCK-1043", "reason": "solved", "note": "n" * 501},
             [{"field": "note", "message": "String should have at most 500 characters"}],
             id="failed constraint (max_length)",
         ),
@@ -241,17 +241,17 @@ def test_input_that_breaks_the_schema_is_422_with_each_field_by_schema_name(
 
 def test_every_bad_field_is_listed(post: Callable[..., TestAnswer]) -> None:
     # GIVEN a call that gets three fields wrong at once
-    body = call_body("requestRefund", {"amount": -1, "reason": "bored", "coupon": "X"})
+    body = call_body("issueCredit", {"amount": -1, "reason": "bored", "coupon": "X"})
     # WHEN it arrives
     error = _error(post(body), 422, "invalid_input")
     # THEN each one is in the details
-    assert sorted(detail["field"] for detail in error["details"]) == ["amount", "coupon", "orderNumber", "reason"]
+    assert sorted(detail["field"] for detail in error["details"]) == ["amount", "coupon", "reason", "ticketNumber"]
 
 
-@pytest.mark.parametrize("tool_input", [[], "ORD-1042", None, 3], ids=["list", "string", "null", "number"])
+@pytest.mark.parametrize("tool_input", [[], "TCK-1042", None, 3], ids=["list", "string", "null", "number"])
 def test_input_that_is_not_an_object_is_422(tool_input: Any, post: Callable[..., TestAnswer]) -> None:
     # GIVEN a call whose input is not a JSON object
-    body = _document(version=1, op="call", tool="orderStatus", input=tool_input)
+    body = _document(version=1, op="call", tool="ticketStatus", input=tool_input)
     # WHEN it arrives
     error = _error(post(body), 422, "invalid_input")
     # THEN the input as a whole is named
@@ -260,7 +260,7 @@ def test_input_that_is_not_an_object_is_422(tool_input: Any, post: Callable[...,
 
 def test_a_422_does_not_echo_the_customers_input(post: Callable[..., TestAnswer]) -> None:
     # GIVEN a bad call whose values are a customer's data
-    body = call_body("changeQuantity", {"orderNumber": "ORD-1043", "item": "notebook", "quantity": "jane@example.com"})
+    body = call_body("setPriority", {"ticketNumber": "TCK-1043", "queue": "shipping", "priority": "jane@example.com"})
     # WHEN it arrives
     answer = post(body)
     # THEN the answer names the field, not the value
@@ -269,7 +269,7 @@ def test_a_422_does_not_echo_the_customers_input(post: Callable[..., TestAnswer]
 
 
 class _CrashInput(BaseModel):
-    orderNumber: str = Field(description="The order number.")
+    ticketNumber: str = Field(description="The order number.")
 
 
 def test_a_crashing_tool_is_500_internal_error_naming_the_request_id_only(
@@ -279,11 +279,11 @@ def test_a_crashing_tool_is_500_internal_error_naming_the_request_id_only(
     @tool(risk="low")
     def fragile(args: _CrashInput) -> str:
         """Fails."""
-        raise RuntimeError(f"database rejected {args.orderNumber} for jane@example.com")
+        raise RuntimeError(f"database rejected {args.ticketNumber} for jane@example.com")
 
     context = FakeLambdaContext()
     # WHEN Median calls it
-    answer = post(call_body("fragile", {"orderNumber": "ORD-SECRET-7"}, callId="call_crash_1"), context=context)
+    answer = post(call_body("fragile", {"ticketNumber": "TCK-SECRET-7"}, callId="call_crash_1"), context=context)
     # THEN 500 internal_error names the request id, never the exception's text
     error = _error(answer, 500, "internal_error")
     assert context.aws_request_id in error["message"]
@@ -296,7 +296,7 @@ def test_a_crashing_tool_is_500_internal_error_naming_the_request_id_only(
     assert record["reference"] == context.aws_request_id
     assert record["error_type"] == "RuntimeError"
     assert "jane@example.com" not in logs.text()
-    assert "ORD-SECRET-7" not in logs.text()
+    assert "TCK-SECRET-7" not in logs.text()
 
 
 def test_a_return_value_that_is_not_json_is_500_internal_error(
@@ -306,11 +306,11 @@ def test_a_return_value_that_is_not_json_is_500_internal_error(
     @tool(risk="low")
     def returns_a_set(args: _CrashInput) -> object:
         """Returns a set."""
-        return {args.orderNumber}
+        return {args.ticketNumber}
 
     # WHEN Median calls it
     # THEN 500 internal_error, not a Lambda failure
-    _error(post(call_body("returnsASet", {"orderNumber": "ORD-1"})), 500, "internal_error")
+    _error(post(call_body("returnsASet", {"ticketNumber": "TCK-1"})), 500, "internal_error")
 
 
 def test_a_crashing_diagnostics_function_is_500_internal_error(
@@ -329,8 +329,8 @@ def test_a_crashing_diagnostics_function_is_500_internal_error(
 
 
 def _padded_call(size: int) -> bytes:
-    """A valid orderStatus call of exactly `size` bytes (JSON allows trailing whitespace)."""
-    body = call_body("orderStatus", {"orderNumber": "ORD-1042"})
+    """A valid ticketStatus call of exactly `size` bytes (JSON allows trailing whitespace)."""
+    body = call_body("ticketStatus", {"ticketNumber": "TCK-1042"})
     return body + b" " * (size - len(body))
 
 
@@ -350,7 +350,7 @@ def test_a_body_over_the_cap_is_413_too_large(
 def test_the_cap_counts_bytes_not_characters(make_event: EventBuilder, invoke: Callable[..., TestAnswer]) -> None:
     # GIVEN a body under the cap in characters but over it in UTF-8 bytes
     note = "é" * (MAX_BODY_BYTES // 2)
-    document = {"version": 1, "op": "call", "tool": "cancelOrder", "input": {"orderNumber": "ORD-1", "note": note}}
+    document = {"version": 1, "op": "call", "tool": "closeTicket", "input": {"ticketNumber": "TCK-1", "note": note}}
     body = json.dumps(document, ensure_ascii=False).encode("utf-8")
     assert len(body.decode("utf-8")) < MAX_BODY_BYTES < len(body)
     # WHEN it arrives
@@ -371,28 +371,28 @@ def test_a_base64_body_is_verified_and_parsed_as_its_decoded_bytes(
     shape: str, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
 ) -> None:
     # GIVEN a call signed over its raw bytes and delivered base64-encoded (as API Gateway does for binary types)
-    body = call_body("orderStatus", {"orderNumber": "ORD-1042"})
+    body = call_body("ticketStatus", {"ticketNumber": "TCK-1042"})
     event = make_event(shape, "POST", body, base64_body=True)
     assert event["body"] == base64.b64encode(body).decode()
     # WHEN it arrives
     # THEN the signature verifies against the decoded bytes and the tool runs
-    assert invoke(event).body["output"]["status"] == "shipped"
+    assert invoke(event).body["output"]["status"] == "waiting"
 
 
 def test_no_log_line_carries_the_key_a_signature_or_an_input_value(
     scratch_registry: Registry, make_event: EventBuilder, invoke: Callable[..., TestAnswer], logs: LogCapture
 ) -> None:
-    # GIVEN a tool that crashes, beside the example tools
+    # GIVEN a tool that crashes, beside the sample tools
     @tool(risk="low")
     def fragile_lookup(args: _CrashInput) -> str:
         """Fails."""
-        raise ValueError(args.orderNumber)
+        raise ValueError(args.ticketNumber)
 
-    secret_value = "ORD-PRIVATE-4242"
+    secret_value = "TCK-PRIVATE-4242"
     bodies = [
-        call_body("orderStatus", {"orderNumber": secret_value}),
-        call_body("changeQuantity", {"orderNumber": secret_value, "item": "mug", "quantity": "many"}),
-        call_body("fragileLookup", {"orderNumber": secret_value}),
+        call_body("ticketStatus", {"ticketNumber": secret_value}),
+        call_body("setPriority", {"ticketNumber": secret_value, "queue": "billing", "priority": "many"}),
+        call_body("fragileLookup", {"ticketNumber": secret_value}),
     ]
     events = [make_event("http_api_v2", "POST", body) for body in bodies]
     events.append(make_event("http_api_v2", "POST", bodies[0], key="mk_live_forger"))

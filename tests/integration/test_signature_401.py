@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from handler.testing import TestAnswer
     from tests.conftest import EventBuilder, LogCapture
 
-BODY = call_body("orderStatus", {"orderNumber": "ORD-1042"}, callId="call_1")
+# The calls go to the sample tools (tests/sample_tools/).
+pytestmark = pytest.mark.usefixtures("sample_tools")
+
+BODY = call_body("ticketStatus", {"ticketNumber": "TCK-1042"}, callId="call_1")
 
 
 @pytest.fixture(autouse=True)
@@ -149,7 +152,7 @@ def test_a_body_changed_after_signing_is_401_mismatch(
     shape: str, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
 ) -> None:
     # GIVEN a POST signed for one body, carrying another (a refund of 1 turned into 1000)
-    signed_for = call_body("requestRefund", {"orderNumber": "ORD-1042", "amount": 1, "reason": "late"})
+    signed_for = call_body("issueCredit", {"ticketNumber": "TCK-1042", "amount": 1, "reason": "outage"})
     sent = signed_for.replace(b'"amount": 1,', b'"amount": 1000,')
     assert sent != signed_for
     header = make_event(shape, "POST", signed_for)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 class LookupInput(BaseModel):
-    orderNumber: str = Field(description="The order number.")
+    ticketNumber: str = Field(description="The order number.")
 
 
 class OtherInput(BaseModel):
@@ -27,11 +27,11 @@ class OpenInput(BaseModel):
     """An author's model that says nothing about extra fields."""
 
     model_config = ConfigDict(extra="allow")
-    orderNumber: str
+    ticketNumber: str
 
 
 class StatusOutput(BaseModel):
-    order_number: str = Field(serialization_alias="orderNumber")
+    ticket_number: str = Field(serialization_alias="ticketNumber")
     status: str
 
 
@@ -42,13 +42,13 @@ def _last(registry: Registry) -> Tool:
 def test_the_name_defaults_to_the_function_name_in_camel_case(scratch_registry: Registry) -> None:
     # GIVEN a tool declared with only its risk
     @tool(risk="low")
-    def look_up_order_status(args: LookupInput) -> str:
-        """Look up an order."""
+    def look_up_ticket_status(args: LookupInput) -> str:
+        """Look up a ticket."""
         return "ok"
 
     # WHEN it is registered
     # THEN its name is the function's, in camelCase
-    assert _last(scratch_registry).name == "lookUpOrderStatus"
+    assert _last(scratch_registry).name == "lookUpTicketStatus"
 
 
 def test_the_description_is_the_docstring_without_its_indentation(scratch_registry: Registry) -> None:
@@ -167,13 +167,13 @@ def test_tool_context_is_optional(scratch_registry: Registry, client: MedianTest
     @tool(risk="low")
     def echo_number(args: LookupInput) -> str:
         """Echo the number."""
-        return args.orderNumber
+        return args.ticketNumber
 
     # WHEN Median calls it
-    answer = client.call("echoNumber", {"orderNumber": "ORD-1"})
+    answer = client.call("echoNumber", {"ticketNumber": "TCK-1"})
     # THEN it runs without a context
     assert answer.status == 200
-    assert answer.body == {"version": 1, "ok": True, "output": "ORD-1"}
+    assert answer.body == {"version": 1, "ok": True, "output": "TCK-1"}
 
 
 def test_tool_context_carries_call_id_conversation_and_remaining_time(
@@ -193,7 +193,7 @@ def test_tool_context_carries_call_id_conversation_and_remaining_time(
         }
 
     context = FakeLambdaContext(timeout_seconds=30)
-    body = call_body("whoami", {"orderNumber": "ORD-1"}, callId="call_7", conversation={"id": "conv_9"})
+    body = call_body("whoami", {"ticketNumber": "TCK-1"}, callId="call_7", conversation={"id": "conv_9"})
     # WHEN Median calls it with a callId and a conversation
     answer = client.send(signed_event("POST", body), context)
     # THEN the tool sees them, the Lambda's request id, and the time left
@@ -219,8 +219,8 @@ def test_the_input_model_is_closed_to_extra_fields_even_if_the_author_left_it_op
         return "ran"
 
     # WHEN Median calls it with a field the model does not declare, and then without
-    refused = client.call("openTool", {"orderNumber": "ORD-1", "sneaky": "x"})
-    accepted = client.call("openTool", {"orderNumber": "ORD-1"})
+    refused = client.call("openTool", {"ticketNumber": "TCK-1", "sneaky": "x"})
+    accepted = client.call("openTool", {"ticketNumber": "TCK-1"})
     # THEN the extra field is refused 422 by name, the manifest says so, and the tool still gets its own model
     assert refused.status == 422
     assert refused.body["error"]["details"] == [{"field": "sneaky", "message": "Extra inputs are not permitted"}]
@@ -236,12 +236,12 @@ def test_a_returned_pydantic_model_is_serialised_by_alias(scratch_registry: Regi
     @tool(risk="low")
     def typed_status(args: LookupInput) -> StatusOutput:
         """Typed status."""
-        return StatusOutput(order_number=args.orderNumber, status="shipped")
+        return StatusOutput(ticket_number=args.ticketNumber, status="shipped")
 
     # WHEN Median calls it
-    answer = client.call("typedStatus", {"orderNumber": "ORD-1"})
+    answer = client.call("typedStatus", {"ticketNumber": "TCK-1"})
     # THEN the output is the model as JSON, under its aliases
-    assert answer.body == {"version": 1, "ok": True, "output": {"orderNumber": "ORD-1", "status": "shipped"}}
+    assert answer.body == {"version": 1, "ok": True, "output": {"ticketNumber": "TCK-1", "status": "shipped"}}
 
 
 @pytest.mark.parametrize("output", [None, 3, 2.5, True, "text", [1, "a"], {"nested": {"deep": [None]}}])
@@ -254,7 +254,7 @@ def test_any_json_value_may_be_returned(scratch_registry: Registry, client: Medi
 
     # WHEN Median calls it
     # THEN the value is the output
-    assert client.call("give", {"orderNumber": "x"}).body == {"version": 1, "ok": True, "output": output}
+    assert client.call("give", {"ticketNumber": "x"}).body == {"version": 1, "ok": True, "output": output}
 
 
 def test_a_tool_error_becomes_an_answer_for_the_agent(scratch_registry: Registry, client: MedianTestClient) -> None:
@@ -265,7 +265,7 @@ def test_a_tool_error_becomes_an_answer_for_the_agent(scratch_registry: Registry
         raise ToolError("That order belongs to another customer.")
 
     # WHEN Median calls it
-    answer = client.call("decline", {"orderNumber": "x"})
+    answer = client.call("decline", {"ticketNumber": "x"})
     # THEN it is 200 with ok false and the tool's message
     assert answer.status == 200
     assert answer.body == {
@@ -280,11 +280,11 @@ def test_the_decorated_function_stays_callable(scratch_registry: Registry) -> No
     @tool(risk="low")
     def plain(args: LookupInput) -> str:
         """Plain."""
-        return args.orderNumber
+        return args.ticketNumber
 
     # WHEN the author calls it directly (in a unit test, say)
     # THEN it is their own function
-    assert plain(LookupInput(orderNumber="ORD-1")) == "ORD-1"
+    assert plain(LookupInput(ticketNumber="TCK-1")) == "TCK-1"
 
 
 def test_diagnostics_may_take_a_tool_context_or_nothing(scratch_registry: Registry, client: MedianTestClient) -> None:
@@ -326,26 +326,6 @@ def test_a_diagnostics_function_with_a_parameter_it_cannot_be_given_is_refused(
     with pytest.raises(TypeError, match=r"health: parameter 'ctx' must be annotated with ToolContext"):
         diagnostics(health)
     assert len(scratch_registry.diagnostics) == count
-
-
-def test_an_async_function_is_refused_as_a_tool_or_diagnostics(scratch_registry: Registry) -> None:
-    # GIVEN async functions (the handler calls tools synchronously: an async one would only
-    # ever return an un-run coroutine, a 500 on every call)
-    async def fetch_status(args: LookupInput) -> str:
-        """Fetch a status."""
-        return "ok"
-
-    async def health() -> str:
-        return "ok"
-
-    tools, checks = len(scratch_registry.tools), len(scratch_registry.diagnostics)
-    # WHEN they are declared
-    # THEN the author is told at import to use def, and neither is registered
-    with pytest.raises(TypeError, match=r"fetch_status: .*async.*def"):
-        tool(risk="low")(fetch_status)
-    with pytest.raises(TypeError, match=r"health: .*async.*def"):
-        diagnostics(health)
-    assert (len(scratch_registry.tools), len(scratch_registry.diagnostics)) == (tools, checks)
 
 
 def test_a_tool_with_two_context_parameters_is_refused(scratch_registry: Registry) -> None:

@@ -14,10 +14,15 @@ from handler.testing import TEST_KEY, FakeLambdaContext, answer_of, dev_key, htt
 if TYPE_CHECKING:
     from handler.testing import MedianTestClient
 
+# The calls go to the sample tools (tests/sample_tools/).
+pytestmark = pytest.mark.usefixtures("sample_tools")
+
 
 def padded_call(size: int) -> bytes:
     """A valid call body of exactly `size` bytes, padded inside its conversation."""
-    start = b'{"version":1,"op":"call","tool":"orderStatus","input":{"orderNumber":"ORD-1042"},"conversation":{"pad":"'
+    start = (
+        b'{"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":"TCK-1042"},"conversation":{"pad":"'
+    )
     end = b'"}}'
     return start + b"a" * (size - len(start) - len(end)) + end
 
@@ -70,4 +75,4 @@ def test_a_base64_body_that_decodes_under_the_cap_is_served(client: MedianTestCl
     answer = client.send(signed_event("POST", body, base64_body=True))
     # THEN it is served: the cap is on the body's bytes, not on their encoding
     assert answer.status == 200
-    assert answer.body["output"]["orderNumber"] == "ORD-1042"
+    assert answer.body["output"]["ticketNumber"] == "TCK-1042"

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler.manifest import build_manifest
-from handler.registry import load_tools
 from scripts.check_artifact import check
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from handler.registry import Registry
 
 ELF_AARCH64, ELF_X86_64 = 183, 62
 
@@ -25,13 +26,13 @@ def shared_object(path: Path, machine: int) -> None:
 
 
 @pytest.fixture
-def artifact(tmp_path: Path) -> Path:
-    """An artifact as the build lays it out for arm64."""
+def artifact(tmp_path: Path, sample_tools: Registry) -> Path:
+    """An artifact as the build lays it out for arm64, for the sample tools (tests/sample_tools/)."""
     root = tmp_path / "MedianToolsFunction"
     for name in ("handler/app.py", "tools/__init__.py"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text("")
-    manifest, _ = build_manifest(load_tools())
+    manifest, _ = build_manifest(sample_tools)
     (root / "handler" / "manifest.json").write_text(json.dumps(manifest))
     shared_object(root / "pydantic_core" / "_pydantic_core.cpython-313-aarch64-linux-gnu.so", ELF_AARCH64)
     return root
@@ -84,7 +85,7 @@ def test_bytecode_for_the_runtimes_python_is_welcome(artifact: Path) -> None:
 
 
 def test_a_missing_or_stale_prebuilt_manifest_is_caught(artifact: Path) -> None:
-    # GIVEN a manifest.json that no longer matches tools/
+    # GIVEN a manifest.json that no longer matches the tools
     (artifact / "handler" / "manifest.json").write_text('{"version":1,"tools":[],"diagnostics":false}')
     # WHEN it is checked
     # THEN the check says to build again; and a missing one is named too

@@ -21,7 +21,9 @@ from scripts.sam_settings import load_template
 if TYPE_CHECKING:
     from pathlib import Path
 
-ORDER_INPUT = '{"orderNumber":"ORD-1042"}'
+    from handler.registry import Registry
+
+TICKET_INPUT = '{"ticketNumber":"TCK-1042"}'
 
 
 def run_cli(
@@ -40,7 +42,7 @@ def run_cli(
 @pytest.mark.parametrize("from_stdin", [False, True])
 def test_sign_prints_a_header_that_verifies(from_stdin: bool) -> None:
     # GIVEN a call body and the key in $MEDIAN_KEY
-    body = '{"version":1,"op":"call","tool":"orderStatus","input":{"orderNumber":"ORD-1042"}}'
+    body = '{"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":"TCK-1042"}}'
     # WHEN `sign` signs it, from --body or from standard input
     arguments = ("sign", "--body", "-") if from_stdin else ("sign", "--body", body)
     result = run_cli(*arguments, env={"MEDIAN_KEY": TEST_KEY}, stdin=body.encode() if from_stdin else b"")
@@ -98,10 +100,10 @@ def write_event(tmp_path: Path, *request: str) -> tuple[dict[str, Any], Path]:
 
 @pytest.mark.parametrize(
     ("request_options", "method"),
-    [([], "GET"), (["--tool", "orderStatus", "--input", ORDER_INPUT], "POST"), (["--diagnostics"], "POST")],
+    [([], "GET"), (["--tool", "ticketStatus", "--input", TICKET_INPUT], "POST"), (["--diagnostics"], "POST")],
 )
 def test_generated_events_are_payload_2_events_that_sam_local_answers_200(
-    tmp_path: Path, clean_env: pytest.MonkeyPatch, request_options: list[str], method: str
+    sample_tools: Registry, tmp_path: Path, clean_env: pytest.MonkeyPatch, request_options: list[str], method: str
 ) -> None:
     # GIVEN an event and the --env-vars file written as `make invoke` writes them
     event, env_file = write_event(tmp_path, *request_options)
@@ -114,7 +116,7 @@ def test_generated_events_are_payload_2_events_that_sam_local_answers_200(
     assert parsed.version == "2.0" and parsed.requestContext.http.method == method
     assert answer["statusCode"] == 200, answer["body"]
     if "--tool" in request_options:
-        assert json.loads(answer["body"])["output"]["status"] == "shipped"
+        assert json.loads(answer["body"])["output"]["status"] == "waiting"
 
 
 def test_events_are_signed_with_the_dev_key_so_a_real_key_never_lands_on_disk(
@@ -123,7 +125,7 @@ def test_events_are_signed_with_the_dev_key_so_a_real_key_never_lands_on_disk(
     # GIVEN a real key in $MEDIAN_KEY, as someone who just called the deployed endpoint has
     clean_env.setenv("MEDIAN_KEY", "mk_live_real_key_0123456789")
     # WHEN they write an event for sam local
-    event, env_file = write_event(tmp_path, "--tool", "orderStatus", "--input", ORDER_INPUT)
+    event, env_file = write_event(tmp_path, "--tool", "ticketStatus", "--input", TICKET_INPUT)
     # THEN neither file holds the real key: the event verifies under the local dev key
     written = (tmp_path / "event.json").read_text() + env_file.read_text()
     assert "mk_live_real_key" not in written
@@ -148,9 +150,9 @@ def test_sam_local_can_set_every_variable_the_env_file_sets(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["event", "--tool", "orderStatus", "--input", "[1]"], "must be a JSON object"),
-        (["event", "--tool", "orderStatus", "--input", "{nope"], "is not JSON"),
-        (["event", "--input", ORDER_INPUT], "--input goes with --tool"),
+        (["event", "--tool", "ticketStatus", "--input", "[1]"], "must be a JSON object"),
+        (["event", "--tool", "ticketStatus", "--input", "{nope"], "is not JSON"),
+        (["event", "--input", TICKET_INPUT], "--input goes with --tool"),
         (["call", "ftp://example.com/"], "is not an http(s) URL"),
     ],
 )

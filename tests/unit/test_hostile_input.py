@@ -15,6 +15,7 @@ import string
 import time
 from typing import Any
 
+import pytest
 from hypothesis import currently_in_test_context, event, example, given
 from hypothesis import strategies as st
 
@@ -24,11 +25,14 @@ from handler.signature import compute_signature, sign
 from handler.testing import TEST_KEY, FakeLambdaContext, call_body, dev_key, http_event, signed_event
 from tests.conftest import SHAPES, build_event
 
+# Every request may reach a tool: the sample tools (tests/sample_tools/) are served.
+pytestmark = pytest.mark.usefixtures("sample_tools")
+
 # 504 is left out: no generated request reaches a tool slow enough to time out.
 ALLOWED_STATUSES = {200, 400, 401, 404, 405, 409, 413, 422, 500}
 FORGED_KEY = "mk_forged_0123456789abcdef"
-# A read-only example tool: a generated call may reach it without changing the sample store.
-LOOKUP_BODY = call_body("orderStatus", {"orderNumber": "ORD-1042"}, callId="call_fuzz")
+# A read-only sample tool: a generated call may reach it without changing the sample desk.
+LOOKUP_BODY = call_body("ticketStatus", {"ticketNumber": "TCK-1042"}, callId="call_fuzz")
 
 
 def serve(incoming: Any) -> dict[str, Any]:
@@ -186,14 +190,14 @@ odd_documents = st.one_of(
     st.integers(min_value=1, max_value=200_000).map(lambda n: deep(n, b"[", b"]")),
     st.integers(min_value=1, max_value=200_000).map(lambda n: deep(n, b'{"a":', b"}")),
     st.integers(min_value=1, max_value=2_000).map(lambda n: deep(n, b'{"version":1,"op":"call","input":', b"}")),
-    odd_numbers.map(lambda number: b'{"version":' + number + b',"op":"call","tool":"orderStatus"}'),
+    odd_numbers.map(lambda number: b'{"version":' + number + b',"op":"call","tool":"ticketStatus"}'),
     odd_numbers.map(
-        lambda number: b'{"version":1,"op":"call","tool":"orderStatus","input":{"orderNumber":' + number + b"}}"
+        lambda number: b'{"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":' + number + b"}}"
     ),
-    st.just(b'{"version":1,"version":1,"op":"call","tool":"orderStatus","input":{"orderNumber":"ORD-1042"}}'),
-    st.just(b'{"version":1,"op":"call","tool":"orderStatus","input":{"orderNumber":"ORD-1042","orderNumber":"x"}}'),
+    st.just(b'{"version":1,"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":"TCK-1042"}}'),
+    st.just(b'{"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":"TCK-1042","ticketNumber":"x"}}'),
     st.integers(min_value=0, max_value=MAX_BODY_BYTES).map(
-        lambda n: b'{"version":1,"op":"call","tool":"orderStatus","input":{"orderNumber":"' + b"x" * n + b'"}}'
+        lambda n: b'{"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":"' + b"x" * n + b'"}}'
     ),
     st.binary(max_size=500),
     st.sampled_from([b"\xff\xfe", b"\xc3\x28", b'{"a":"\xed\xa0\x80"}', b"\x00", b"", b"null", b"[]", b'"x"', b"1"]),
@@ -203,8 +207,8 @@ documents = st.fixed_dictionaries(
     optional={
         "version": st.sampled_from([1, 1, 1, 2, 0, "1", True, 1.0, None]) | json_values,
         "op": st.sampled_from(["call", "call", "diagnostics", "", "CALL"]) | json_values,
-        "tool": st.sampled_from(["orderStatus", "orderStatus", "noSuchTool", "", "__init__"]) | json_values,
-        "input": st.fixed_dictionaries({}, optional={"orderNumber": json_values, "extra": json_values}) | json_values,
+        "tool": st.sampled_from(["ticketStatus", "ticketStatus", "noSuchTool", "", "__init__"]) | json_values,
+        "input": st.fixed_dictionaries({}, optional={"ticketNumber": json_values, "extra": json_values}) | json_values,
         "callId": st.text(max_size=64) | json_values,
         "conversation": json_values,
     },

@@ -6,18 +6,21 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from pydantic import BaseModel
 
 from devserver.inspector import route
 from handler.manifest import build_manifest
 from handler.protocol import KEY_SECRET_ENV, RISKS
 from handler.registry import Tool, load_tools, registry
 from handler.testing import TEST_KEY, dev_key
-from tools.orders import OrderStatusInput
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from devserver.inspector import Reply
+
+# The inspector shows and calls the sample tools (tests/sample_tools/).
+pytestmark = pytest.mark.usefixtures("sample_tools")
 
 PORT = 3000
 LOCAL = {"host": f"127.0.0.1:{PORT}"}
@@ -40,7 +43,7 @@ def call(document: dict[str, Any], headers: dict[str, str] | None = None) -> tup
 
 
 def test_the_manifest_view_is_what_the_checker_builds() -> None:
-    # GIVEN the example tools
+    # GIVEN the sample tools
     manifest, problems = build_manifest(load_tools())
     # WHEN the page asks for the manifest
     reply = get("/_inspector/api/manifest")
@@ -55,9 +58,13 @@ def test_the_manifest_view_is_what_the_checker_builds() -> None:
     assert view["signing"]["available"] is True
 
 
+class BugInput(BaseModel):
+    summary: str
+
+
 def test_the_manifest_view_lists_every_sync_problem(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a tool that takes a name Median reserves
-    reserved = Tool("reportBug", "Files a bug.", "low", OrderStatusInput, lambda args: {}, "args", None)
+    reserved = Tool("reportBug", "Files a bug.", "low", BugInput, lambda args: {}, "args", None)
     monkeypatch.setattr(registry, "tools", [*registry.tools, reserved])
     # WHEN the page asks for the manifest
     view = json.loads(get("/_inspector/api/manifest").body)
@@ -69,12 +76,12 @@ def test_the_manifest_view_lists_every_sync_problem(monkeypatch: pytest.MonkeyPa
 
 def test_a_call_goes_through_the_handler_signed_with_the_dev_key() -> None:
     # GIVEN the inspector
-    # WHEN the page calls orderStatus
-    status, reply = call({"op": "call", "tool": "orderStatus", "input": {"orderNumber": "ORD-1042"}})
+    # WHEN the page calls ticketStatus
+    status, reply = call({"op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}})
     # THEN the handler verified the signature and ran the tool with a fresh callId
     assert status == 200
     assert reply["status"] == 200
-    assert reply["answer"]["output"]["status"] == "shipped"
+    assert reply["answer"]["output"]["status"] == "waiting"
     assert reply["callId"].startswith("call_")
     sent = json.loads(reply["request"])
     assert sent["callId"] == reply["callId"]
@@ -84,7 +91,7 @@ def test_a_call_goes_through_the_handler_signed_with_the_dev_key() -> None:
 
 def test_each_call_gets_a_fresh_call_id_unless_the_last_is_reused() -> None:
     # GIVEN one call made
-    request = {"op": "call", "tool": "orderStatus", "input": {"orderNumber": "ORD-1042"}}
+    request = {"op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}}
     _, first = call(request)
     # WHEN a second is made fresh, and a third reusing the first's callId
     _, fresh = call(request)
@@ -97,7 +104,7 @@ def test_each_call_gets_a_fresh_call_id_unless_the_last_is_reused() -> None:
 
 def test_the_curl_command_leaves_the_key_out() -> None:
     # GIVEN a call made from the inspector
-    _, reply = call({"op": "call", "tool": "orderStatus", "input": {"orderNumber": "O'Brien's order"}})
+    _, reply = call({"op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "O'Brien's order"}})
     curl = reply["curl"]
     # THEN its curl command signs at run time, carries the exact body, and holds neither key nor signature
     assert TEST_KEY not in curl
@@ -108,21 +115,21 @@ def test_the_curl_command_leaves_the_key_out() -> None:
 
 def test_a_missing_required_field_comes_back_as_the_handlers_422() -> None:
     # GIVEN the inspector
-    # WHEN orderStatus is called with its required field left out
-    _, reply = call({"op": "call", "tool": "orderStatus", "input": {}})
+    # WHEN ticketStatus is called with its required field left out
+    _, reply = call({"op": "call", "tool": "ticketStatus", "input": {}})
     # THEN the answer is the handler's 422 with the field named
     assert reply["status"] == 422
     assert reply["errorCode"] == "invalid_input"
-    assert reply["answer"]["error"]["details"] == [{"field": "orderNumber", "message": "Field required"}]
+    assert reply["answer"]["error"]["details"] == [{"field": "ticketNumber", "message": "Field required"}]
 
 
 def test_diagnostics_runs_the_declared_function() -> None:
-    # GIVEN the example tools, which declare diagnostics
+    # GIVEN the sample tools, which declare diagnostics
     # WHEN the page runs diagnostics
     _, reply = call({"op": "diagnostics"})
     # THEN the handler ran it; a diagnostics op carries no callId
     assert reply["status"] == 200
-    assert reply["answer"]["output"]["orderStore"] == "ok"
+    assert reply["answer"]["output"]["ticketDesk"] == "ok"
     assert reply["callId"] is None
 
 
@@ -131,7 +138,7 @@ def test_calls_are_off_when_the_key_comes_from_secrets_manager(monkeypatch: pyte
     monkeypatch.setenv(KEY_SECRET_ENV, "median/key")
     # WHEN the page loads and tries a call
     view = json.loads(get("/_inspector/api/manifest").body)
-    status, reply = call({"op": "call", "tool": "orderStatus", "input": {"orderNumber": "ORD-1042"}})
+    status, reply = call({"op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}})
     # THEN it is told why calls are off, and no call is made
     assert view["signing"]["available"] is False
     assert KEY_SECRET_ENV in view["signing"]["reason"]
@@ -148,7 +155,7 @@ def test_calls_are_off_when_the_key_comes_from_secrets_manager(monkeypatch: pyte
 def test_calls_from_another_site_are_refused(headers: dict[str, str], status: int, code: str) -> None:
     # GIVEN a page on another site posting to the inspector through the visitor's browser
     # WHEN its call arrives
-    refused_status, reply = call({"op": "call", "tool": "orderStatus", "input": {"orderNumber": "ORD-1042"}}, headers)
+    refused_status, reply = call({"op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}}, headers)
     # THEN it is refused before any tool runs
     assert refused_status == status
     assert reply["error"]["code"] == code
@@ -159,8 +166,8 @@ def test_calls_from_another_site_are_refused(headers: dict[str, str], status: in
     [
         ({"op": "delete"}, "op must be one of: call, diagnostics."),
         ({"op": "call"}, "Name the tool to call."),
-        ({"op": "call", "tool": "orderStatus", "input": []}, "input must be a JSON object of the tool's fields."),
-        ({"op": "call", "tool": "orderStatus", "callId": 7}, "callId must be a non-empty string"),
+        ({"op": "call", "tool": "ticketStatus", "input": []}, "input must be a JSON object of the tool's fields."),
+        ({"op": "call", "tool": "ticketStatus", "callId": 7}, "callId must be a non-empty string"),
     ],
 )
 def test_a_malformed_call_request_says_what_to_fix(document: dict[str, Any], message: str) -> None:

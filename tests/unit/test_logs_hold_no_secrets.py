@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+import pytest
+
 from handler.protocol import SIGNATURE_HEADER, TOOL_TIME_MARGIN_SECONDS
 from handler.signature import sign
 from handler.testing import TEST_KEY, FakeLambdaContext, call_body, http_event, signed_event
@@ -14,8 +16,11 @@ if TYPE_CHECKING:
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 
+# The calls go to the sample tools (tests/sample_tools/).
+pytestmark = pytest.mark.usefixtures("sample_tools")
+
 # Values a customer might type, distinct enough that any echo of them is unmistakable.
-INPUT_VALUES = ("ORD-SECRET-7781", "Jane Secretname", "card ending 4242 zq", "refund me zq19")
+INPUT_VALUES = ("TCK-SECRET-7781", "Jane Secretname", "card ending 4242 zq", "refund me zq19")
 FORGED_KEY = "mk_forged_not_the_endpoints_key"
 
 
@@ -26,21 +31,23 @@ def test_no_log_line_holds_the_key_a_signature_or_an_input_value(
     order, name, card, note = INPUT_VALUES
     events = [
         signed_event("GET"),
-        signed_event("POST", call_body("orderStatus", {"orderNumber": order}, callId="call_1")),
-        signed_event("POST", call_body("orderStatus", {"orderNumber": "ORD-1042"})),
+        signed_event("POST", call_body("ticketStatus", {"ticketNumber": order}, callId="call_1")),
+        signed_event("POST", call_body("ticketStatus", {"ticketNumber": "TCK-1042"})),
         signed_event("POST", call_body("crashQuotingInput", {"note": name}, callId="call_2")),
         signed_event("POST", call_body("declineWithRunCount", {"note": card})),
-        signed_event("POST", call_body("orderStatus", {"orderNumber": order, "extra": card})),
-        signed_event("POST", call_body("orderStatus", {"orderNumber": 42, "note": note})),
-        signed_event("POST", call_body("noSuchTool", {"orderNumber": order})),
-        signed_event("POST", b'{"version":1,"op":"call","tool":"orderStatus","input":{"orderNumber":"' + note.encode()),
-        signed_event("POST", call_body("orderStatus", {"orderNumber": order}), key=FORGED_KEY),
-        signed_event("POST", call_body("orderStatus", {"orderNumber": card}), timestamp=1),
-        http_event("POST", call_body("orderStatus", {"orderNumber": name})),
-        http_event(
-            "POST", call_body("orderStatus", {"orderNumber": name}), headers={SIGNATURE_HEADER: f"t=1,v1={card}"}
+        signed_event("POST", call_body("ticketStatus", {"ticketNumber": order, "extra": card})),
+        signed_event("POST", call_body("ticketStatus", {"ticketNumber": 42, "note": note})),
+        signed_event("POST", call_body("noSuchTool", {"ticketNumber": order})),
+        signed_event(
+            "POST", b'{"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":"' + note.encode()
         ),
-        signed_event("PUT", call_body("orderStatus", {"orderNumber": order})),
+        signed_event("POST", call_body("ticketStatus", {"ticketNumber": order}), key=FORGED_KEY),
+        signed_event("POST", call_body("ticketStatus", {"ticketNumber": card}), timestamp=1),
+        http_event("POST", call_body("ticketStatus", {"ticketNumber": name})),
+        http_event(
+            "POST", call_body("ticketStatus", {"ticketNumber": name}), headers={SIGNATURE_HEADER: f"t=1,v1={card}"}
+        ),
+        signed_event("PUT", call_body("ticketStatus", {"ticketNumber": order})),
     ]
     signatures = {
         event["headers"][SIGNATURE_HEADER].rsplit("v1=", 1)[-1]
@@ -68,7 +75,7 @@ def test_no_log_line_holds_the_key_a_signature_or_an_input_value(
 
 def test_the_signature_a_server_would_expect_is_not_logged_either(client: MedianTestClient, logs: LogCapture) -> None:
     # GIVEN a forged request: the correct signature for its body is what an attacker wants to learn
-    body = call_body("orderStatus", {"orderNumber": "ORD-1042"})
+    body = call_body("ticketStatus", {"ticketNumber": "TCK-1042"})
     event = signed_event("POST", body, key=FORGED_KEY)
     expected = sign(TEST_KEY, body, timestamp=int(event["headers"][SIGNATURE_HEADER].split(",")[0][2:]))
     # WHEN it is refused

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 
+# The calls go to the sample tools (tests/sample_tools/).
+pytestmark = pytest.mark.usefixtures("sample_tools")
+
 # A traced invocation's id, as Lambda hands it to the function when tracing is active.
 TRACE_HEADER = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
 # What a cold container does in these subprocess tests: one GET and one call, as Median would.
@@ -30,7 +33,7 @@ import sys
 from handler.testing import MedianTestClient
 client = MedianTestClient()
 client.manifest()
-client.call("orderStatus", {"orderNumber": "ORD-1042"}, callId="call_cold")
+client.call("ticketStatus", {"ticketNumber": "TCK-1042"}, callId="call_cold")
 print("XRAY-SDK-LOADED" if "aws_xray_sdk" in sys.modules else "XRAY-SDK-NOT-LOADED")
 """
 
@@ -104,7 +107,7 @@ def test_a_refused_signature_is_counted_by_its_cause(
     client: MedianTestClient, logs: LogCapture, headers: dict[str, str] | str, cause: str
 ) -> None:
     # GIVEN a request without a valid signature
-    body = call_body("orderStatus", {"orderNumber": "ORD-1042"})
+    body = call_body("ticketStatus", {"ticketNumber": "TCK-1042"})
     event = signed_event("POST", body, key="mk_forged") if headers == "forged" else http_event("POST", body)
     if isinstance(headers, dict):
         event["headers"].update(headers)
@@ -135,11 +138,11 @@ def test_metrics_go_to_the_namespace_the_template_sets() -> None:
 
 def test_the_emf_line_is_the_one_powertools_own_flush_prints(logs: LogCapture) -> None:
     # GIVEN a tool run recorded through the handler's Powertools Metrics
-    observability.record_tool_run("orderStatus", "ToolErrors", 12.5)
+    observability.record_tool_run("ticketStatus", "ToolErrors", 12.5)
     # WHEN Powertools' own flush_metrics prints it, and the same run recorded again is flushed by the handler
     metrics = observability._get_metrics()
     metrics.flush_metrics()
-    observability.record_tool_run("orderStatus", "ToolErrors", 12.5)
+    observability.record_tool_run("ticketStatus", "ToolErrors", 12.5)
     observability.flush_metrics()
     # THEN the two lines are the same text but for the timestamp: the handler prints what Powertools builds
     powertools_line, handler_line = [line for line in logs.lines() if line.startswith('{"_aws"')]
@@ -190,10 +193,10 @@ def test_tracing_switched_on_sends_segments_with_the_tool_and_without_customer_d
     # THEN the daemon received the handler's segments and the tool's, annotated with its name
     names = {segment["name"] for segment in segments}
     assert "## lambda_handler" in names
-    tool_segments = [segment for segment in segments if segment["name"] == "## tool orderStatus"]
-    assert [segment["annotations"]["tool"] for segment in tool_segments] == ["orderStatus"]
+    tool_segments = [segment for segment in segments if segment["name"] == "## tool ticketStatus"]
+    assert [segment["annotations"]["tool"] for segment in tool_segments] == ["ticketStatus"]
     # AND no segment carries the call's input or output
-    assert all("ORD-1042" not in json.dumps(segment) for segment in segments)
+    assert all("TCK-1042" not in json.dumps(segment) for segment in segments)
 
 
 def test_idempotency_off_is_said_once_at_start() -> None:

@@ -74,14 +74,14 @@ def test_a_tools_output_is_serialised_once_and_sent_as_it_was_checked(
 
 
 def warm_call_in_lambda(client: MedianTestClient) -> TestAnswer:
-    """An orderStatus call with a Lambda context (so the tool's time limit is armed), after a first one."""
-    body = call_body("orderStatus", {"orderNumber": "ORD-1042"}, callId="call_warm")
+    """A ticketStatus call with a Lambda context (so the tool's time limit is armed), after a first one."""
+    body = call_body("ticketStatus", {"ticketNumber": "TCK-1042"}, callId="call_warm")
     client.send(signed_event("POST", body), FakeLambdaContext())
     return client.send(signed_event("POST", body), FakeLambdaContext())
 
 
 def test_a_warm_call_builds_no_json_encoder_or_decoder(
-    client: MedianTestClient, monkeypatch: pytest.MonkeyPatch
+    sample_tools: Registry, client: MedianTestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a count of every JSON encoder and decoder built (json.dumps and json.loads with options build one a call)
     built: list[str] = []
@@ -101,7 +101,7 @@ def test_a_warm_call_builds_no_json_encoder_or_decoder(
 
 
 def test_the_time_limit_reads_the_alarm_handler_without_signal_getsignal(
-    client: MedianTestClient, monkeypatch: pytest.MonkeyPatch
+    sample_tools: Registry, client: MedianTestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN signal.getsignal, which turns a function handler into an enum by raising a ValueError, made to fail
     def refused(signalnum: int) -> Any:

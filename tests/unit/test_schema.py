@@ -52,7 +52,7 @@ class Optionals(BaseModel):
 
 
 class Aliased(BaseModel):
-    order_number: str = Field(alias="orderNumber", description="The order number.")
+    ticket_number: str = Field(alias="ticketNumber", description="The order number.")
 
 
 class Constrained(BaseModel):
@@ -163,12 +163,12 @@ def test_a_model_with_no_required_field_has_no_required_list() -> None:
 
 
 def test_the_alias_is_the_schema_name() -> None:
-    # GIVEN a field named order_number with the alias orderNumber
+    # GIVEN a field named ticket_number with the alias ticketNumber
     # WHEN the schema is built
     schema, _ = flat_input_schema(Aliased)
-    # THEN the schema (properties and required) speaks of orderNumber only
-    assert schema["properties"] == {"orderNumber": {"type": "string", "description": "The order number."}}
-    assert schema["required"] == ["orderNumber"]
+    # THEN the schema (properties and required) speaks of ticketNumber only
+    assert schema["properties"] == {"ticketNumber": {"type": "string", "description": "The order number."}}
+    assert schema["required"] == ["ticketNumber"]
 
 
 def test_constraints_are_not_emitted() -> None:
@@ -254,12 +254,15 @@ def test_a_refused_field_fails_the_manifest_naming_tool_field_and_rule(scratch_r
     ]
 
 
-def test_a_number_too_large_for_a_double_is_invalid_input_not_a_crash(client: MedianTestClient) -> None:
-    # GIVEN a float field and an integer far beyond a double's range (valid JSON, no 1e400 literal)
+def test_a_number_too_large_for_a_double_is_invalid_input_not_a_crash(
+    sample_tools: Registry, client: MedianTestClient
+) -> None:
+    # GIVEN a float field (the sample issueCredit's amount) and an integer far beyond a double's range
+    # (valid JSON, no 1e400 literal)
     body = (
-        b'{"version":1,"op":"call","tool":"requestRefund","input":{"orderNumber":"ORD-1042","amount":1'
+        b'{"version":1,"op":"call","tool":"issueCredit","input":{"ticketNumber":"TCK-1042","amount":1'
         + b"0" * 400
-        + b',"reason":"late"}}'
+        + b',"reason":"outage"}}'
     )
     # WHEN it is sent as Median would
     answer = client.send(signed_event("POST", body))

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -7,9 +10,10 @@ from hypothesis import strategies as st
 from handler.protocol import SIGNATURE_TOLERANCE_SECONDS
 from handler.signature import SignatureError, compute_signature, matches, parse_header, sign
 
+# The protocol's published vectors, kept as data as PROTOCOL.md prints them.
+PUBLISHED = json.loads((Path(__file__).parents[1] / "events" / "signature_vectors.json").read_text(encoding="utf-8"))
 KEY = "mk_test_0123456789abcdef"
 T = 1764500000
-CALL_BODY = b'{"version":1,"op":"call","tool":"orderStatus","input":{"orderNumber":"ORD-1042"},"callId":"call_1"}'
 GET_V1 = "05d36d6e0f6dcbd23bec95a48599bef276bf0a25e3490b71fd0d42b17432804f"
 OTHER_V1 = "0" * 64
 # T in FULLWIDTH DIGITs (U+FF10…): str.isdigit() says yes, the protocol says no.
@@ -18,15 +22,13 @@ FULLWIDTH_T = "".join(chr(0xFF10 + int(digit)) for digit in str(T))
 
 @pytest.mark.parametrize(
     ("body", "expected"),
-    [
-        (b"", GET_V1),
-        (CALL_BODY, "eed670c9150e5cf0af2c4621f1f5b5c4be292f51cb2366132c8d5105fb7d4140"),
-    ],
+    [(vector["body"].encode("utf-8"), vector["v1"]) for vector in PUBLISHED["vectors"]],
 )
 def test_protocol_vectors(body: bytes, expected: str) -> None:
     # GIVEN the protocol's published key, timestamp and bodies
     # WHEN the body is signed
     # THEN the signature is the published one, and a header carrying it verifies
+    assert (PUBLISHED["key"], PUBLISHED["t"], PUBLISHED["vectors"][0]) == (KEY, T, {"body": "", "v1": GET_V1})
     assert compute_signature(KEY, T, body) == expected
     assert matches(parse_header(f"t={T},v1={expected}", now=T), KEY, body)
 

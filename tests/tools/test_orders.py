@@ -1,19 +1,22 @@
-"""The example tools, tested the way an author tests their own: through MedianTestClient.
+"""tools/orders.py, tested the way an author tests their own tools: through MedianTestClient.
 
 MedianTestClient signs each request with a test key and sends it to `lambda_handler` as a
-real API Gateway event, so a test sees exactly the answer Median would.
+real API Gateway event, so a test sees exactly the answer Median would. The `sample_store`
+fixture (conftest.py) gives every test the shipped orders.
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from handler.rules import check_manifest
 from handler.testing import MedianTestClient
 
-
-@pytest.fixture(autouse=True)
-def _fresh_orders(sample_store: None) -> None:
-    """Refunds and cancellations change the sample orders: every test starts from the shipped ones."""
+SEED_MANIFEST = Path(__file__).parents[1] / "events" / "seed_manifest_example.json"
 
 
 @pytest.fixture
@@ -105,19 +108,11 @@ def test_change_quantity_enforces_its_range(median: MedianTestClient) -> None:
     assert answer.body["error"]["details"][0]["field"] == "quantity"
 
 
-def test_diagnostics_reports_the_store(median: MedianTestClient) -> None:
-    # WHEN Median runs the endpoint's diagnostics
-    answer = median.diagnostics()
-    # THEN the health function's report comes back
-    assert answer.status == 200
-    assert answer.body["ok"] is True
-    assert answer.body["output"]["orderStore"] == "ok"
-
-
 def test_the_manifest_lists_every_example_tool(median: MedianTestClient) -> None:
     # WHEN Median asks for the manifest
     answer = median.manifest()
-    # THEN it lists the four tools, with diagnostics on
+    # THEN it lists the four tools, with diagnostics on (tools/health.py), and Median would accept it
+    assert answer.status == 200
     assert [entry["name"] for entry in answer.body["tools"]] == [
         "orderStatus",
         "changeQuantity",
@@ -125,3 +120,31 @@ def test_the_manifest_lists_every_example_tool(median: MedianTestClient) -> None
         "cancelOrder",
     ]
     assert answer.body["diagnostics"] is True
+    assert check_manifest(answer.body) == []
+
+
+def test_order_status_is_the_seed_pages_example(median: MedianTestClient) -> None:
+    # GIVEN the example answer on Median's GET page, whose one tool orderStatus copies
+    seed: dict[str, Any] = json.loads(SEED_MANIFEST.read_text(encoding="utf-8"))
+    # WHEN Median GETs the manifest
+    answer = median.manifest()
+    # THEN the orderStatus entry equals the page's, as JSON
+    [entry] = [tool for tool in answer.body["tools"] if tool["name"] == "orderStatus"]
+    assert entry == seed["tools"][0]
+
+
+def test_the_example_tools_show_every_risk_and_field_kind(median: MedianTestClient) -> None:
+    # GIVEN the example tools, which authors copy from
+    tools = median.manifest().body["tools"]
+    properties = [node for entry in tools for node in entry["inputSchema"]["properties"].values()]
+    optional = [
+        name
+        for entry in tools
+        for name in entry["inputSchema"]["properties"]
+        if name not in entry["inputSchema"].get("required", [])
+    ]
+    # THEN together they use every risk; string, number, integer, boolean, enum and optional fields
+    assert {entry["risk"] for entry in tools} == {"low", "medium", "reviewed", "high"}
+    assert {node["type"] for node in properties} == {"string", "number", "integer", "boolean"}
+    assert any("enum" in node for node in properties)
+    assert optional

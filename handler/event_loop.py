@@ -1,0 +1,146 @@
+"""The container's event loop: where `async def` tools and diagnostics are awaited, within their time limit.
+
+One loop per container (process), kept from call to call, because what an async tool keeps
+between calls belongs to the loop it was made on: an aiohttp ClientSession, an httpx.AsyncClient
+or an aioboto3 client created once, as AWS advises for SDK clients, and the connections they pool.
+A loop per call (`asyncio.run`) would close those after the first call, and the next one would
+fail with "Event loop is closed" or "attached to a different loop".
+
+The loop runs in the thread that handles the request (Lambda's main thread), so the tool sees
+that thread's state, X-Ray's segment included, and each call's contextvars. Where that thread
+runs an event loop of its own already (an async test calling MedianTestClient, Playwright's
+sync API), asyncio allows no second one there, and the container's loop runs in a worker thread. It is imported only
+when an async tool is first called: asyncio costs a cold start ~10-35 ms that sync tools never pay.
+
+The time limit is the sync tools' (handler/deadline.py): at the deadline asyncio cancels the
+tool, so its `finally` and `async with` blocks run, and the call is answered 504 `timeout`. A
+tool that goes on regardless, by blocking the loop with sync code or by catching its
+CancelledError, is stopped ASYNC_CANCEL_GRACE_SECONDS later as a sync tool is (SIGALRM, or a
+worker thread left behind); the loop it was stopped in is then set aside, and the next async call
+starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from contextvars import copy_context
+from typing import TYPE_CHECKING, Any
+
+from handler.deadline import ToolTimedOut, call_within, in_worker_thread
+from handler.protocol import ASYNC_CANCEL_GRACE_SECONDS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+    from contextvars import Context
+
+
+class _CancelledInTime(ToolTimedOut):
+    """The tool was cancelled at its deadline, or never started: its loop is as sound as it was."""
+
+
+class _ContainerLoop:
+    def __init__(self) -> None:
+        self.runner = asyncio.Runner()
+        # One call on the loop at a time: Lambda sends one; a threaded server's threads take turns.
+        self.turn = threading.Lock()
+
+
+_current: _ContainerLoop | None = None
+_choosing = threading.Lock()
+# Loops set aside with a tool still in them. Kept, never closed: closing one would wait for a
+# tool that ignores cancellation, and collecting it would log a pending task as destroyed.
+_set_aside: list[_ContainerLoop] = []
+
+
+def _container_loop() -> _ContainerLoop:
+    global _current
+    with _choosing:
+        if _current is None:
+            _current = _ContainerLoop()
+        return _current
+
+
+def _set_aside_loop(loop: _ContainerLoop) -> None:
+    global _current
+    with _choosing:
+        if _current is loop:
+            _current = None
+            _set_aside.append(loop)
+    # Its timeout is logged already: the tool still pending in it, reported as "destroyed but
+    # pending" when the process ends, is no news.
+    loop.runner.get_loop().set_exception_handler(_unreported)
+
+
+def _unreported(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    return None
+
+
+def await_within(
+    seconds: float | None, function: Callable[..., Coroutine[Any, Any, Any]], kwargs: dict[str, Any]
+) -> Any:
+    """The result of `await function(**kwargs)`, or ToolTimedOut once `seconds` have passed (None: no limit).
+
+    Exceptions of the function propagate.
+    """
+    if seconds is not None and seconds <= 0:
+        raise ToolTimedOut
+    loop = _container_loop()
+    run: dict[str, Any] = {"loop": loop, "seconds": seconds, "function": function, "kwargs": kwargs}
+    run["context"] = copy_context()  # the request's contextvars, for the tool, whichever thread it runs in
+    # asyncio runs one loop per thread: where the caller's thread runs one already (an async test,
+    # Playwright's sync API), the container's loop runs beside it, in a worker thread.
+    beside = _a_loop_runs_here()
+    if seconds is None:
+        return in_worker_thread(None, _run, run) if beside else _run(**run)
+    backstop = seconds + ASYNC_CANCEL_GRACE_SECONDS
+    try:
+        return in_worker_thread(backstop, _run, run) if beside else call_within(backstop, _run, run)
+    except _CancelledInTime:
+        raise ToolTimedOut from None
+    except ToolTimedOut:
+        # The backstop fired: the tool would not stop, and may still hold the loop.
+        _set_aside_loop(loop)
+        raise
+
+
+def _a_loop_runs_here() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _run(
+    loop: _ContainerLoop,
+    seconds: float | None,
+    function: Callable[..., Coroutine[Any, Any, Any]],
+    kwargs: dict[str, Any],
+    context: Context,
+) -> Any:
+    if not loop.turn.acquire(timeout=-1 if seconds is None else seconds):
+        raise _CancelledInTime
+    try:
+        return loop.runner.run(_bounded(seconds, function, kwargs), context=context)
+    finally:
+        loop.turn.release()
+
+
+async def _bounded(
+    seconds: float | None, function: Callable[..., Coroutine[Any, Any, Any]], kwargs: dict[str, Any]
+) -> Any:
+    limit = asyncio.timeout(seconds)
+    try:
+        async with limit:
+            result = await function(**kwargs)
+    except BaseException as error:
+        # Past the deadline, whatever the tool made of its cancellation is a timeout; before it,
+        # its own exception (a client's TimeoutError, say) is a crash like any other. GeneratorExit
+        # is the coroutine being closed (a set-aside loop collected): that must go through.
+        if limit.expired() and not isinstance(error, GeneratorExit):
+            raise _CancelledInTime from None
+        raise
+    if limit.expired():
+        raise _CancelledInTime  # it caught its cancellation and answered anyway, past its time
+    return result

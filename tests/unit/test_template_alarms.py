@@ -1,0 +1,240 @@
+"""The alarms watch what the handler really emits, and reach a person through a topic only they can use."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from handler import observability
+from handler.observability import Metric
+from handler.protocol import METRICS_NAMESPACE_ENV, TOOL_TIME_MARGIN_SECONDS
+from handler.testing import FakeLambdaContext, call_body, signed_event
+from tests.sam_template import ACCOUNT_ID, Stack, translated
+
+if TYPE_CHECKING:
+    from handler.testing import MedianTestClient
+    from tests.conftest import LogCapture
+    from tests.scratch_tools import ScratchTools
+
+ALARM = "AWS::CloudWatch::Alarm"
+# A Metrics Insights query that sums one metric over every series of a schema.
+INSIGHTS_QUERY = re.compile(
+    r"SELECT SUM\((?P<metric>\w+)\) FROM SCHEMA\(\"(?P<namespace>[^\"]+)\", (?P<dimensions>[^)]+)\)"
+    r" WHERE service = '(?P<service>[^']+)'"
+)
+
+
+@pytest.fixture(scope="module")
+def stack() -> Stack:
+    return translated()
+
+
+def alarms(stack: Stack) -> dict[str, dict[str, Any]]:
+    return {name: stack.properties(name) for name in stack.of_type(ALARM)}
+
+
+def insights_query(alarm: dict[str, Any]) -> re.Match[str] | None:
+    """The alarm's Metrics Insights query, parsed; None for an alarm on a plain metric or metric math."""
+    (watched,) = [query for query in alarm.get("Metrics", []) if query.get("ReturnData")] or [{}]
+    return INSIGHTS_QUERY.fullmatch(watched.get("Expression", ""))
+
+
+def alarm_summing(stack: Stack, metric: str) -> dict[str, Any]:
+    (alarm,) = [
+        alarm
+        for alarm in alarms(stack).values()
+        if (query := insights_query(alarm)) is not None and query["metric"] == metric
+    ]
+    return alarm
+
+
+def emitted(lines: list[str]) -> list[dict[str, Any]]:
+    """The EMF documents among the handler's stdout lines."""
+    return [document for line in lines if line.startswith("{") and "_aws" in (document := json.loads(line))]
+
+
+def test_every_alarm_pages_the_topic_and_says_what_to_check_first(stack: Stack) -> None:
+    # GIVEN the deployed stack's alarms
+    found = alarms(stack)
+    # THEN there is one for each thing that needs a person, and each goes to the alarm topic,
+    # raising and clearing, with a description that tells the reader where to look
+    assert len(found) >= 8
+    for name, alarm in found.items():
+        assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
+        assert alarm["OKActions"] == [{"Ref": "AlarmTopic"}], name
+        assert "Check first:" in alarm["AlarmDescription"], name
+        # AND its name starts with the stack's, which is what the topic policy admits
+        assert alarm["AlarmName"].startswith(f"{stack.parameters['AWS::StackName']}-"), name
+        # AND no traffic is no alarm
+        assert alarm["TreatMissingData"] == "notBreaching", name
+
+
+def test_the_tool_and_signature_alarms_sum_the_series_the_handler_emits(
+    stack: Stack, client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a tool that crashes, one that runs out of time, and a forged request, served by the handler
+    client.call("crashQuotingInput", {"note": "x"})
+    client.send(
+        signed_event("POST", call_body("waitForRelease", {})),
+        FakeLambdaContext(timeout_seconds=TOOL_TIME_MARGIN_SECONDS + 0.2),
+    )
+    client.send(signed_event("POST", call_body("crashQuotingInput", {}), key="mk_not_the_key"))
+    documents = emitted(logs.lines())
+    # WHEN each project alarm's query is read
+    for metric in (Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.REJECTED_SIGNATURES):
+        query = insights_query(alarm_summing(stack, metric))
+        assert query is not None
+        # THEN the handler emitted that metric in exactly the query's namespace and dimension set,
+        # with the query's service: the one schema CloudWatch files those series under
+        carrying = [
+            document
+            for document in documents
+            for directive in document["_aws"]["CloudWatchMetrics"]
+            if metric in {each["Name"] for each in directive["Metrics"]}
+            and directive["Namespace"] == query["namespace"]
+            and [set(dimensions) for dimensions in directive["Dimensions"]]
+            == [{name.strip() for name in query["dimensions"].split(",")}]
+        ]
+        assert carrying, f"no EMF line carries {metric} as the alarm queries it: {query.group(0)}"
+        assert all(document["service"] == query["service"] for document in carrying)
+
+
+def test_the_namespace_parameter_moves_the_handler_and_its_alarms_together() -> None:
+    # GIVEN a stack deployed with its own metrics namespace
+    stack = translated(MetricsNamespace="AcmeSupportTools")
+    function = stack.properties("MedianToolsFunction")
+    # THEN the function is told that namespace in the variable the handler reads it from
+    assert function["Environment"]["Variables"][METRICS_NAMESPACE_ENV] == "AcmeSupportTools"
+    # AND the service the alarms filter on is the one the handler's metrics carry
+    assert function["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == observability.SERVICE_NAME
+    # AND every project alarm queries that namespace
+    for metric in (Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.REJECTED_SIGNATURES):
+        query = insights_query(alarm_summing(stack, metric))
+        assert query is not None and query["namespace"] == "AcmeSupportTools"
+
+
+def test_crashes_and_timeouts_page_at_the_first_and_signatures_only_in_a_burst() -> None:
+    # GIVEN a stack with its own burst threshold
+    stack = translated(RejectedSignaturesThreshold=35)
+    crashes, timeouts, rejected = (
+        alarm_summing(stack, metric)
+        for metric in (Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.REJECTED_SIGNATURES)
+    )
+    # THEN one crash or one timeout is an alarm
+    for alarm in (crashes, timeouts):
+        assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (0, "GreaterThanThreshold")
+    # AND refused signatures alarm past the threshold in 5 minutes, whatever their cause
+    assert (rejected["Threshold"], rejected["ComparisonOperator"]) == ("35", "GreaterThanThreshold")
+    (watched,) = rejected["Metrics"]
+    assert watched["Period"] == 300
+
+
+def test_the_function_alarms_watch_the_alias_the_api_calls(stack: Stack) -> None:
+    # GIVEN the alias SAM publishes and the function alarms
+    _, alias = stack.one_of_type("AWS::Lambda::Alias")
+    alias_name = alias["Properties"]["Name"]
+    found = {alarm["MetricName"]: alarm for alarm in alarms(stack).values() if alarm.get("Namespace") == "AWS/Lambda"}
+    # THEN errors are counted on that alias of this function, throttles on the function
+    errors = {each["Name"]: each["Value"] for each in found["Errors"]["Dimensions"]}
+    assert errors == {
+        "FunctionName": {"Ref": "MedianToolsFunction"},
+        "Resource": f"${{MedianToolsFunction}}:{alias_name}",
+    }
+    throttles = {each["Name"]: each["Value"] for each in found["Throttles"]["Dimensions"]}
+    assert throttles == {"FunctionName": {"Ref": "MedianToolsFunction"}}
+    assert found["Errors"]["Threshold"] == found["Throttles"]["Threshold"] == 0
+
+
+def test_the_api_alarms_watch_this_apis_stage() -> None:
+    # GIVEN a stack with its own latency and 5XX thresholds
+    stack = translated(ApiLatencyP99ThresholdMs=1500, Api5xxRatePercentThreshold=2)
+    stage_name = stack.properties(stack.one_of_type("AWS::ApiGatewayV2::Stage")[0])["StageName"]
+    api_alarms = [alarm for alarm in alarms(stack).values() if "ApiGateway" in json.dumps(alarm)]
+    latency = next(alarm for alarm in api_alarms if alarm.get("MetricName") == "Latency")
+    rate = next(alarm for alarm in api_alarms if "Metrics" in alarm)
+    # THEN p99 latency is held to its parameter on this API's stage
+    assert (latency["ExtendedStatistic"], latency["Threshold"]) == ("p99", "1500")
+    assert {each["Name"]: each["Value"] for each in latency["Dimensions"]} == {
+        "ApiId": {"Ref": "MedianToolsApi"},
+        "Stage": stage_name,
+    }
+    # AND the 5XX rate is 5xx over Count of that stage, in percent, against its parameter
+    metrics = {query["Id"]: query for query in rate["Metrics"]}
+    stats = {query["MetricStat"]["Metric"]["MetricName"]: query for query in metrics.values() if "MetricStat" in query}
+    assert set(stats) == {"5xx", "Count"}
+    for query in stats.values():
+        dimensions = {each["Name"]: each["Value"] for each in query["MetricStat"]["Metric"]["Dimensions"]}
+        assert dimensions == {"ApiId": {"Ref": "MedianToolsApi"}, "Stage": stage_name}
+    (expression,) = [query["Expression"] for query in metrics.values() if query.get("ReturnData")]
+    assert f"100 * FILL({stats['5xx']['Id']}, 0) / {stats['Count']['Id']}" in expression
+    assert rate["Threshold"] == "2"
+
+
+def test_idempotency_throttles_alarm_on_reads_or_writes_alone(stack: Stack) -> None:
+    # GIVEN the idempotency table's alarm
+    (alarm,) = [alarm for alarm in alarms(stack).values() if "AWS/DynamoDB" in json.dumps(alarm)]
+    queries = {query["Id"]: query for query in alarm["Metrics"]}
+    stats = {query["MetricStat"]["Metric"]["MetricName"]: query for query in queries.values() if "MetricStat" in query}
+    # THEN it watches both kinds of throttle on the handler's table
+    assert set(stats) == {"ReadThrottleEvents", "WriteThrottleEvents"}
+    for query in stats.values():
+        assert query["MetricStat"]["Metric"]["Dimensions"] == [
+            {"Name": "TableName", "Value": {"Ref": "IdempotencyTable"}}
+        ]
+    # AND either one alone raises it: a series with no throttles has no data point, so each is filled
+    (expression,) = [query["Expression"] for query in queries.values() if query.get("ReturnData")]
+    for query in stats.values():
+        assert f"FILL({query['Id']}, 0)" in expression
+
+
+def test_the_topic_is_encrypted_with_a_key_cloudwatch_may_use(stack: Stack) -> None:
+    # GIVEN the alarm topic and its key
+    topic = stack.properties("AlarmTopic")
+    key_name, key = stack.one_of_type("AWS::KMS::Key")
+    # THEN the topic is encrypted with the stack's own key, not alias/aws/sns (whose policy CloudWatch cannot use)
+    assert topic["KmsMasterKeyId"] == {"Ref": key_name}
+    statements = stack.resolve(key["Properties"]["KeyPolicy"])["Statement"]
+    (cloudwatch,) = [each for each in statements if each["Principal"] == {"Service": "cloudwatch.amazonaws.com"}]
+    # AND the key lets CloudWatch, for this account only, do what publishing to it needs
+    assert cloudwatch["Effect"] == "Allow"
+    assert set(cloudwatch["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey*"}
+    assert cloudwatch["Condition"] == {"StringEquals": {"aws:SourceAccount": ACCOUNT_ID}}
+    assert key["Properties"]["EnableKeyRotation"] is True
+
+
+def test_only_this_stacks_alarms_may_publish_to_the_topic(stack: Stack) -> None:
+    # GIVEN the topic's policy
+    policy = stack.properties("AlarmTopicPolicy")
+    assert policy["Topics"] == [{"Ref": "AlarmTopic"}]
+    statements = policy["PolicyDocument"]["Statement"]
+    allows = [each for each in statements if each["Effect"] == "Allow"]
+    denies = [each for each in statements if each["Effect"] == "Deny"]
+    # THEN the one thing it allows is CloudWatch publishing, for alarms of this account and stack
+    (allow,) = allows
+    assert allow["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert allow["Action"] == "sns:Publish"
+    assert allow["Condition"]["StringEquals"] == {"aws:SourceAccount": ACCOUNT_ID}
+    source = allow["Condition"]["ArnLike"]["aws:SourceArn"]
+    assert source == f"arn:aws:cloudwatch:eu-west-1:{ACCOUNT_ID}:alarm:{stack.parameters['AWS::StackName']}-*"
+    # AND everyone else, the account's own roles included, is refused publishing
+    (deny,) = denies
+    assert (deny["Principal"], deny["Action"]) == ("*", "sns:Publish")
+    assert deny["Condition"] == {"StringNotEquals": {"aws:PrincipalServiceName": "cloudwatch.amazonaws.com"}}
+
+
+@pytest.mark.parametrize(("email", "subscribed"), [("", False), ("oncall@example.com", True)])
+def test_the_email_is_subscribed_only_when_one_is_given(email: str, subscribed: bool) -> None:
+    # GIVEN a stack deployed with or without an alarm email
+    stack = translated(AlarmEmail=email)
+    name, _ = stack.one_of_type("AWS::SNS::Subscription")
+    # THEN the subscription (and the queue of mail SNS could not deliver) exists only with an address
+    assert stack.exists(name) is subscribed
+    assert stack.exists("UndeliveredAlarmsQueue") is subscribed
+    if subscribed:
+        subscription = stack.properties(name)
+        assert (subscription["Protocol"], subscription["Endpoint"]) == ("email", email)
+        assert subscription["TopicArn"] == {"Ref": "AlarmTopic"}
+        assert subscription["RedrivePolicy"] == {"deadLetterTargetArn": {"Fn::GetAtt": "UndeliveredAlarmsQueue.Arn"}}

@@ -1,0 +1,68 @@
+"""The HTTP API's stage: throttled before the function, and logged per request without a header."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from tests.sam_template import Stack, template_parameters, translated
+
+STAGE = "AWS::ApiGatewayV2::Stage"
+# Variables that carry what a client sent in a header, or an authorizer's view of one.
+HEADER_VARIABLES = re.compile(r"header|useragent|authorizer|identity\.(caller|user|apikey)", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def stack() -> Stack:
+    return translated()
+
+
+def stage(stack: Stack) -> dict[str, Any]:
+    name, _ = stack.one_of_type(STAGE)
+    return stack.properties(name)
+
+
+def test_the_stage_throttles_at_the_parameters() -> None:
+    # GIVEN a stack with its own rate and burst
+    stack = translated(ApiThrottlingRateLimit=7, ApiThrottlingBurstLimit=9)
+    # THEN every route of the stage is throttled there, by API Gateway, before any invocation
+    assert stage(stack)["DefaultRouteSettings"] == {"ThrottlingRateLimit": "7", "ThrottlingBurstLimit": "9"}
+
+
+def test_the_default_limits_pass_a_small_company_and_stop_a_flood() -> None:
+    # GIVEN the defaults: a small company's Median sends a few requests a second at its busiest
+    parameters = template_parameters()
+    rate, burst = (parameters[name]["Default"] for name in ("ApiThrottlingRateLimit", "ApiThrottlingBurstLimit"))
+    # THEN they leave it room many times over, and stop far short of API Gateway's account default (10,000/s)
+    assert 20 <= rate <= 500
+    assert rate <= burst <= 1000
+
+
+def test_the_access_log_goes_to_its_own_log_group_with_retention() -> None:
+    # GIVEN a stack keeping logs for 14 days
+    stack = translated(LogRetentionInDays=14)
+    destination = stage(stack)["AccessLogSettings"]["DestinationArn"]
+    # THEN the stage logs to a log group of the stack's that is not the function's, kept as long
+    (group, attribute) = destination["Fn::GetAtt"].split(".")
+    assert attribute == "Arn"
+    assert stack.resources[group]["Type"] == "AWS::Logs::LogGroup"
+    assert group != stack.properties("MedianToolsFunction")["LoggingConfig"]["LogGroup"]["Ref"]
+    assert stack.properties(group)["RetentionInDays"] == "14"
+
+
+def test_the_access_log_is_one_json_object_per_request_without_any_header(stack: Stack) -> None:
+    # GIVEN the access log's format
+    log_format = stage(stack)["AccessLogSettings"]["Format"]
+    variables = re.findall(r"\$context\.[A-Za-z0-9_.]+", log_format)
+    # THEN each request logs one JSON object (each variable quoted, so any value keeps it JSON)
+    fields = json.loads(log_format)
+    assert all(isinstance(value, str) for value in fields.values())
+    assert variables
+    # AND no field is a header or comes from one: the signature rides in a header
+    assert not [variable for variable in variables if HEADER_VARIABLES.search(variable)]
+    # AND a line can be matched to the function's logs: its request id is the `reference` errors name
+    assert fields["integrationRequestId"] == "$context.integration.requestId"
+    assert {"status", "integrationError", "error"} <= set(fields)
