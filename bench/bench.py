@@ -1021,7 +1021,7 @@ _TITLES = {
 
 
 def table(results: dict[str, Any]) -> str:
-    header = f"{'case':78} {'against':>34} {'it':>9} {'this':>9} {'ratio':>7} {'IQR':>11}  target"
+    header = f"{'case':78} {'against':>34} {'base':>9} {'this':>9} {'ratio':>7} {'IQR':>11}  target"
     lines = [header, "-" * len(header)]
     for section in ("cases", "informational", "ideas"):
         if section in _TITLES:
@@ -1070,7 +1070,7 @@ def table(results: dict[str, Any]) -> str:
 
 def markdown(results: dict[str, Any], *, with_ideas: bool = False) -> str:
     rows = [
-        "| case | against | it | this | ratio | IQR | target |",
+        "| case | against | base | this | ratio | per-round IQR | target |",
         "| --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
     sections = [("cases", ""), ("informational", "(informational)")]
