@@ -27,8 +27,8 @@ _HAS_ITIMER = hasattr(signal, "setitimer")  # not on Windows, where `make serve`
 # `_signal.getsignal`, answers the same, the handlers as they were installed (SIG_DFL as the
 # int 0, which `== signal.SIG_DFL`); the public one where it is missing. It stays because it
 # holds up two of make bench's targets (bench/README.md, "Simple where a microsecond is all it
-# buys"): with the public one, "warm POST" went 5.21x -> 5.54x its floor (target 5x) and "warm
-# POST against the peer's" 0.94x -> 1.00x (target 1.0x); the check alone costs 0.39x the floor.
+# buys"): with the public one, "warm POST" went 4.93x -> 5.49x its floor (target 5x) and "warm
+# POST against the peer's" 0.93x -> 1.01x (target 1.0x); the check alone costs 0.37x the floor.
 try:
     from _signal import getsignal as _installed_handler  # type: ignore[import-not-found,unused-ignore]
 except ImportError:  # pragma: no cover - every CPython has it; another Python may not

@@ -134,8 +134,8 @@ def flush_metrics() -> None:
     # life), the JSON encoder is built once, and the line goes to sys.stdout.write, not print
     # (the same text; print costs ~1.3 us more). This copy of flush_metrics stays because it
     # holds up two of make bench's targets (bench/README.md, "Simple where a microsecond is all
-    # it buys"): with flush_metrics itself, "warm POST" went 5.21x -> 5.63x its floor (target
-    # 5x) and "warm POST against the peer's" 0.94x -> 1.01x (target 1.0x); with print instead
+    # it buys"): with flush_metrics itself, "warm POST" went 4.93x -> 5.49x its floor (target
+    # 5x) and "warm POST against the peer's" 0.93x -> 1.02x (target 1.0x); with print instead
     # of the write, 4.96x -> 5.08x.
     try:
         document = _metrics.serialize_metric_set()
