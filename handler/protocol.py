@@ -20,6 +20,13 @@ JSON_CONTENT_TYPE = "application/json"
 # base64 length, or its length in characters) and again on the decoded bytes, so neither
 # form can slip a larger payload past the parser.
 MAX_BODY_BYTES = 1024 * 1024
+# The event shapes served, by what each must carry (handler/request.py); any other event
+# (ALB, WebSocket, VPC Lattice, ...) is answered 400 `bad_request` naming these.
+SERVED_EVENT_SHAPES = (
+    "API Gateway REST API (payload 1.0)",
+    "API Gateway HTTP API (payload 2.0)",
+    "Lambda Function URL",
+)
 
 # --- Signature -----------------------------------------------------------------
 SIGNATURE_HEADER = "median-signature"
