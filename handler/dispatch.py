@@ -14,9 +14,18 @@ from handler.authoring import ToolContext, ToolError
 from handler.deadline import ToolTimedOut, call_within
 from handler.idempotency import applies, at_most_once
 from handler.observability import Metric, logger, record_tool_run, tool_segment
-from handler.protocol import OP_CALL, OP_DIAGNOSTICS, OPS, PROTOCOL_VERSION, TOOL_TIME_MARGIN_SECONDS, ErrorCode
+from handler.protocol import (
+    MAX_INPUT_ERROR_DETAILS,
+    MAX_RESPONSE_BYTES,
+    OP_CALL,
+    OP_DIAGNOSTICS,
+    OPS,
+    PROTOCOL_VERSION,
+    TOOL_TIME_MARGIN_SECONDS,
+    ErrorCode,
+)
 from handler.registry import ToolLoadError, load_tools
-from handler.responses import Answer, error_body, ok_body, to_json
+from handler.responses import Answer, error_body, fits_in_a_response, holds_lone_surrogate, ok_body, to_json
 from handler.whole_numbers import WholeFloat, whole_floats_as_integers
 
 if TYPE_CHECKING:
@@ -30,9 +39,11 @@ if TYPE_CHECKING:
 class Refusal(Exception):
     """The request cannot be served; carries the answer to send instead."""
 
-    def __init__(self, status: int, code: str, message: str, details: list[dict[str, str]] | None = None) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, details: list[dict[str, str]] | None = None, omitted: int = 0
+    ) -> None:
         super().__init__(message)
-        self.answer = Answer(status, error_body(code, message, post=True, details=details))
+        self.answer = Answer(status, error_body(code, message, post=True, details=details, omitted=omitted))
 
 
 def _refuse_constant(name: str) -> Any:
@@ -94,11 +105,17 @@ def _check_version(document: dict[str, Any]) -> None:
 
 
 def _invalid_input(errors: Sequence[Mapping[str, Any]]) -> Refusal:
+    # Capped: the problems of a 1 MiB body of unknown fields would make an answer over Lambda's limit.
     details = [
-        {"field": ".".join(str(part) for part in error["loc"]) or "input", "message": error["msg"]} for error in errors
+        {"field": ".".join(str(part) for part in error["loc"]) or "input", "message": error["msg"]}
+        for error in errors[:MAX_INPUT_ERROR_DETAILS]
     ]
+    omitted = max(0, len(errors) - MAX_INPUT_ERROR_DETAILS)
     fields = ", ".join(sorted({detail["field"] for detail in details}))
-    return Refusal(422, ErrorCode.INVALID_INPUT, f"The input does not fit the tool's schema: {fields}.", details)
+    more = f" ({len(errors):,} problems; the first {len(details)} are listed)" if omitted else ""
+    return Refusal(
+        422, ErrorCode.INVALID_INPUT, f"The input does not fit the tool's schema: {fields}{more}.", details, omitted
+    )
 
 
 def validate_input(tool: Tool, raw_input: Any) -> BaseModel:
@@ -129,13 +146,32 @@ def _crash_summary(error: BaseException) -> dict[str, Any]:
     }
 
 
-def _crashed(what: str, error: BaseException, ctx: ToolContext) -> Answer:
+def _crashed(what: str, error: BaseException, ctx: ToolContext, *, returned: bool = False) -> Answer:
+    """A 500 for a tool that raised (a retry runs it again) or `returned` something unsendable (it does not)."""
     reference = ctx.reference
     # The answer's reference is all the caller has: the log line must carry it to be found by it.
     logger.error(f"{what} crashed", extra={"call_id": ctx.call_id, "reference": reference, **_crash_summary(error)})
     return Answer(
         500,
         error_body(ErrorCode.INTERNAL_ERROR, f"The tool failed on the server; reference {reference}.", post=True),
+        rerun_on_retry=not returned,
+    )
+
+
+def _too_large(what: str, serialized: str, ctx: ToolContext) -> Answer:
+    reference = ctx.reference
+    logger.error(
+        f"{what} returned an answer too large for Lambda to send",
+        extra={"call_id": ctx.call_id, "reference": reference, "answer_characters": len(serialized)},
+    )
+    return Answer(
+        500,
+        error_body(
+            ErrorCode.INTERNAL_ERROR,
+            f"The tool's answer is too large to send: Lambda returns at most {MAX_RESPONSE_BYTES:,} bytes. "
+            f"Reference {reference}.",
+            post=True,
+        ),
     )
 
 
@@ -150,6 +186,7 @@ def _timed_out(what: str, ctx: ToolContext) -> Answer:
             f"work; check before retrying. Reference {reference}.",
             post=True,
         ),
+        rerun_on_retry=True,
     )
 
 
@@ -173,23 +210,23 @@ def _run(
     except ToolTimedOut:
         return _timed_out(what, ctx)
     except ToolError as declined:
-        return Answer(
-            200,
-            {
-                "version": PROTOCOL_VERSION,
-                "ok": False,
-                "error": {"code": ErrorCode.TOOL_ERROR, "message": declined.message},
-            },
-        )
+        body = {
+            "version": PROTOCOL_VERSION,
+            "ok": False,
+            "error": {"code": ErrorCode.TOOL_ERROR, "message": declined.message},
+        }
     except Exception as error:
         return _crashed(what, error, ctx)
-    if isinstance(output, BaseModel):
-        output = output.model_dump(mode="json", by_alias=True)
-    body = ok_body(output)
+    else:
+        if isinstance(output, BaseModel):
+            output = output.model_dump(mode="json", by_alias=True)
+        body = ok_body(output)
     try:
         serialized = to_json(body)
     except (TypeError, ValueError) as error:
-        return _crashed(f"{what} (its return value is not JSON)", error, ctx)
+        return _crashed(f"{what} (its return value is not JSON)", error, ctx, returned=True)
+    if not fits_in_a_response(serialized):
+        return _too_large(what, serialized, ctx)
     return Answer(200, body, serialized)
 
 
@@ -210,13 +247,39 @@ def run_tool(tool: Tool, args: BaseModel, ctx: ToolContext) -> Answer:
     return answer
 
 
-def _context(document: dict[str, Any], request_id: str, lambda_context: LambdaContext | None) -> ToolContext:
+def _call_members(document: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
     call_id = document.get("callId")
     if call_id is not None and not isinstance(call_id, str):
         raise Refusal(400, ErrorCode.BAD_REQUEST, "callId must be a string.")
     conversation = document.get("conversation", {})
     if not isinstance(conversation, dict):
         raise Refusal(400, ErrorCode.BAD_REQUEST, "conversation must be a JSON object.")
+    return call_id, conversation
+
+
+def _may_hold_lone_surrogates(body: bytes) -> bool:
+    # Valid UTF-8 carries no surrogate: only a \uXXXX escape can make one, and most bodies have
+    # none, so the members are searched only when this scan finds one. bytes.find, not `in`:
+    # ~0.3 us here against ~1.2 us for the two `in` tests a \uD escape needs (either case).
+    return body.find(b"\\u") >= 0
+
+
+def _refuse_lone_surrogates(document: dict[str, Any]) -> None:
+    # Refused, not replaced: two callIds differing only in a lone surrogate would become one, and
+    # the tool would see other text than was sent. Nothing has run, so nothing is lost.
+    for member in ("callId", "conversation", "input"):
+        if member in document and holds_lone_surrogate(document[member]):
+            raise Refusal(
+                400,
+                ErrorCode.BAD_REQUEST,
+                f"{member} holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair), which is no "
+                "Unicode text; escape both halves of a pair, or send the character as UTF-8.",
+            )
+
+
+def _context(
+    call_id: str | None, conversation: dict[str, Any], request_id: str, lambda_context: LambdaContext | None
+) -> ToolContext:
     deadline = None
     if lambda_context is not None and hasattr(lambda_context, "get_remaining_time_in_millis"):
         remaining = lambda_context.get_remaining_time_in_millis() / 1000 - TOOL_TIME_MARGIN_SECONDS
@@ -249,7 +312,10 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
         op = document.get("op")
         if op not in OPS:
             raise Refusal(400, ErrorCode.BAD_REQUEST, f"op must be one of: {', '.join(OPS)}.")
-        ctx = _context(document, request_id, lambda_context)
+        call_id, conversation = _call_members(document)
+        if _may_hold_lone_surrogates(body):
+            _refuse_lone_surrogates(document)
+        ctx = _context(call_id, conversation, request_id, lambda_context)
         try:  # a try costs a warm POST nothing; a call around load_tools() would
             registry = load_tools()
         except ToolLoadError as failed:

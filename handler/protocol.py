@@ -27,6 +27,13 @@ SERVED_EVENT_SHAPES = (
     "API Gateway HTTP API (payload 2.0)",
     "Lambda Function URL",
 )
+# Lambda refuses to return a synchronous response larger than this, as its JSON: API Gateway
+# then answers its own 502 and Median gets no JSON at all. An answer over it is replaced by a
+# 500 `internal_error` that says so.
+MAX_RESPONSE_BYTES = 6_291_556
+# A 422 lists at most this many problems in `details`; `omitted` counts the rest. A 1 MiB
+# body of unknown fields is ~95,000 problems, ~6.7 MB of details.
+MAX_INPUT_ERROR_DETAILS = 100
 
 # --- Signature -----------------------------------------------------------------
 SIGNATURE_HEADER = "median-signature"
