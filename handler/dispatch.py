@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import time
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from handler.authoring import ToolContext, ToolError
+from handler.aws_clients import STORE_CALL, longest_call_seconds
 from handler.deadline import ToolTimedOut, call_within
 from handler.idempotency import applies, at_most_once
 from handler.observability import Metric, logger, record_tool_run, tool_segment
@@ -34,6 +36,12 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
     from handler.registry import Tool
+
+
+# The longest one request to the idempotency table can take. A call through the table keeps
+# it twice from the time its input's validation may use (the in-progress write before the
+# tool, the answer's save after it), and once from the tool's.
+STORE_CALL_SECONDS = longest_call_seconds(STORE_CALL)
 
 
 class Refusal(Exception):
@@ -293,6 +301,51 @@ def _context(
     )
 
 
+def _kept_for_the_table(ctx: ToolContext) -> ToolContext:
+    """The context of a call through the idempotency table: its tool leaves time for the answer's save."""
+    if ctx.deadline is None:
+        return ctx
+    return dataclasses.replace(ctx, deadline=ctx.deadline - STORE_CALL_SECONDS)
+
+
+def _validated_in_time(tool: Tool, raw_input: Any, ctx: ToolContext, kept_before_tool: float) -> BaseModel:
+    """The input validated, by the tool's deadline less `kept_before_tool`; else a 504 with the tool not run.
+
+    Validation runs the author's model (patterns, validators), which can take longer than the
+    function has: bounded like the tool, it cannot make the answer miss Lambda's deadline.
+    """
+    remaining = ctx.remaining_seconds()
+    if remaining is None:
+        return validate_input(tool, raw_input)
+    seconds = remaining - kept_before_tool
+    if seconds <= 0:
+        # What the handler's own steps may take (the table's requests, the answer) is more than is left.
+        logger.error(
+            "Too little time left to run a call safely; answering 504, the tool did not run",
+            extra={"call_id": ctx.call_id, "tool": tool.name, "seconds_short": round(-seconds, 3)},
+        )
+        raise Refusal(
+            504,
+            ErrorCode.TIMEOUT,
+            "This function had too little time left to run the tool safely, so the tool did not run; retry. "
+            f"If this persists, raise the function's timeout. Reference {ctx.reference}.",
+        )
+    try:
+        model: BaseModel = call_within(seconds, validate_input, {"tool": tool, "raw_input": raw_input})
+    except ToolTimedOut:
+        logger.error(
+            "Validating the input took longer than the time left; answering 504, the tool did not run",
+            extra={"call_id": ctx.call_id, "tool": tool.name, "seconds": round(seconds, 3)},
+        )
+        raise Refusal(
+            504,
+            ErrorCode.TIMEOUT,
+            "Checking the input against the tool's schema took longer than the time this function had left, so "
+            f"the tool did not run. Reference {ctx.reference}.",
+        ) from None
+    return model
+
+
 def _tools_failed(failed: ToolLoadError, ctx: ToolContext) -> Refusal:
     # The lines name the author's files; the answer names only the reference to find them by.
     logger.error(
@@ -339,9 +392,11 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
                 "This endpoint serves no tool by that name; GET the manifest for its tools.",
             )
         raw_input = document.get("input", {})
-        args = validate_input(tool, raw_input)
-        if applies(ctx.call_id, tool.idempotent):
+        if applies(call_id, tool.idempotent):
+            ctx = _kept_for_the_table(ctx)
+            args = _validated_in_time(tool, raw_input, ctx, kept_before_tool=STORE_CALL_SECONDS)
             return at_most_once(tool.name, raw_input, ctx, lambda: run_tool(tool, args, ctx))
+        args = _validated_in_time(tool, raw_input, ctx, kept_before_tool=0.0)
         return run_tool(tool, args, ctx)
     except Refusal as refusal:
         return refusal.answer

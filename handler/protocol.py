@@ -82,11 +82,16 @@ IDEMPOTENCY_EXPIRY_SECONDS_ENV = "IDEMPOTENCY_EXPIRY_SECONDS"
 IDEMPOTENCY_EXPIRY_SECONDS = 3600
 # The prefix of every record's `id`; fixed so a code change cannot orphan the records in flight.
 IDEMPOTENCY_KEY_PREFIX = "median-call"
+# A DynamoDB item holds at most 400 KB. A longer answer is still sent, and the record keeps,
+# instead of it, a 500 saying the call ran but its answer cannot be sent again.
+IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES = 350_000
 
 # --- Time limits -----------------------------------------------------------------
-# A tool gets the Lambda's remaining time less this margin, which is left to answer
-# 504 `timeout`, release the call's idempotency record and flush the metrics.
-TOOL_TIME_MARGIN_SECONDS = 1.0
+# Kept before Lambda's deadline to serialise the answer and flush the metrics. A call that
+# goes through the idempotency table also keeps the longest time of each table request
+# still to come (handler/aws_clients.py): one after the tool for a tool's run, and one more
+# before it for the input's validation.
+TOOL_TIME_MARGIN_SECONDS = 0.5
 # An `async def` tool is cancelled at that same deadline. One that goes on regardless (it blocks
 # the event loop, or catches its cancellation) is stopped as a plain tool is, this much later:
 # taken from the margin, which keeps the rest for the answer.

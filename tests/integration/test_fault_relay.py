@@ -45,6 +45,7 @@ def test_without_a_fault_the_relay_passes_requests_and_answers(fault_relay: Faul
     ("fault", "error"),
     [
         (Fault.STALL, ReadTimeoutError),
+        (Fault.SWALLOW, ReadTimeoutError),
         (Fault.DROP, ConnectionClosedError),
         (Fault.RESET, ConnectionClosedError),
         (Fault.DROP_AFTER_REQUEST, ConnectionClosedError),

@@ -1,4 +1,4 @@
-"""Every answer can be sent: under Lambda's response limit, and as UTF-8.
+"""Every answer can be sent: under Lambda's response limit, as UTF-8, and before the deadline.
 
 Lambda returns at most MAX_RESPONSE_BYTES of response JSON; past it API Gateway answers its
 own 502 and Median gets no JSON. UTF-8 cannot carry a lone surrogate, which json.loads makes
@@ -12,6 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field
 
 from handler import ToolError, tool
 from handler.protocol import MAX_BODY_BYTES, MAX_INPUT_ERROR_DETAILS, MAX_RESPONSE_BYTES, PROTOCOL_VERSION
@@ -207,3 +208,35 @@ def test_every_answer_body_encodes_as_utf8(client: MedianTestClient, scratch: Sc
     # THEN every body is text that UTF-8 can carry
     for response in responses:
         response["body"].encode("utf-8")
+
+
+# --- the input is validated before the deadline -------------------------------------------------------------------
+class SlowPatternInput(BaseModel):
+    # Python's re backtracks exponentially on this pattern: a few dozen characters take minutes.
+    model_config = ConfigDict(regex_engine="python-re")
+    code: str = Field(pattern=r"^(a+)+$", description="A code of a's.")
+
+
+def test_an_input_that_takes_too_long_to_validate_is_a_504_before_the_deadline(
+    client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a tool whose input model has a pattern that backtracks for minutes on a bad value
+    @tool(risk="low", name="checkCode")
+    def check_code(args: SlowPatternInput) -> dict[str, object]:
+        """Check a code."""
+        scratch.runs["checkCode"] += 1
+        return {"code": args.code}
+
+    context = FakeLambdaContext(timeout_seconds=3.0)
+    body = json.dumps({"version": 1, "op": "call", "tool": "checkCode", "input": {"code": "a" * 40 + "!"}})
+    # WHEN it is called in a function with three seconds
+    answer = client.send(signed_event("POST", body.encode()), context)
+    # THEN the answer is a 504 that says the tool did not run, given while the function still had time
+    assert answer.status == 504
+    assert answer.body["error"]["code"] == "timeout"
+    assert "the tool did not run" in answer.body["error"]["message"]
+    assert context.get_remaining_time_in_millis() > 0
+    assert scratch.runs["checkCode"] == 0
+    # AND the log names the tool, never the input
+    assert any(record.get("tool") == "checkCode" for record in logs.records())
+    assert "a" * 40 not in logs.text()
