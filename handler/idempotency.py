@@ -1,7 +1,8 @@
 """A call runs its tool at most once per callId: Powertools Idempotency over the DynamoDB table IDEMPOTENCY_TABLE.
 
-The record is keyed on the callId alone and checked against the tool and input, so a
-callId reused for another call is refused (409 `call_id_reused`) rather than answered with another call's result. Every
+The record is keyed on the callId alone and checked against the tool, the input and the
+conversation (IDEMPOTENCY_PAYLOAD_EXPRESSION), so a callId reused for another call is
+refused (409 `call_id_reused`) rather than answered with another call's result. Every
 answer of a tool that returned is recorded and replayed: `ok: true` outputs, `tool_error`s,
 and the 500 of an answer that cannot be sent. A crash or a timeout deletes the record, so a
 retry runs the tool again; if the Lambda itself dies mid-call, the record's in-progress
@@ -55,6 +56,7 @@ from handler.protocol import (
     IDEMPOTENCY_EXPIRY_SECONDS_ENV,
     IDEMPOTENCY_KEY_PREFIX,
     IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES,
+    IDEMPOTENCY_PAYLOAD_EXPRESSION,
     IDEMPOTENCY_TABLE_ENV,
     ErrorCode,
 )
@@ -69,9 +71,8 @@ if TYPE_CHECKING:
 
     from handler.authoring import ToolContext
 
-# What Powertools hashes: the key, and the payload a reuse of the key must match.
+# What Powertools hashes: the key; the payload a reuse of the key must match is the protocol's.
 _KEY_EXPRESSION = "callId"
-_PAYLOAD_EXPRESSION = "[tool, input]"
 
 _stores: dict[tuple[str, int], DynamoDBPersistenceLayer] = {}
 _clients: list[DynamoDBClient] = []
@@ -149,7 +150,7 @@ def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callabl
 
     config = IdempotencyConfig(
         event_key_jmespath=_KEY_EXPRESSION,
-        payload_validation_jmespath=_PAYLOAD_EXPRESSION,
+        payload_validation_jmespath=IDEMPOTENCY_PAYLOAD_EXPRESSION,
         raise_on_no_idempotency_key=True,
         expires_after_seconds=expiry,
         response_hook=note_replay,
@@ -173,7 +174,7 @@ def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callabl
         config=config,
         key_prefix=IDEMPOTENCY_KEY_PREFIX,
     )
-    call = {"callId": ctx.call_id, "tool": tool_name, "input": tool_input}
+    call = {"callId": ctx.call_id, "tool": tool_name, "input": tool_input, "conversation": ctx.conversation}
     try:
         result = once(call=call)
     except _NotRecorded as not_recorded:
@@ -192,7 +193,8 @@ def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callabl
         )
         return _conflict(
             ErrorCode.CALL_ID_REUSED,
-            "This callId was already used for a call with another tool or input. Give each call its own callId.",
+            "This callId was already used for a call with another tool, input or conversation. "
+            "Give each call its own callId.",
         )
     except Exception as error:  # the store failed: unreachable, timed out, throttled, access denied, no table
         answer = ran[0] if ran else None

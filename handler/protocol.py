@@ -82,6 +82,11 @@ IDEMPOTENCY_EXPIRY_SECONDS_ENV = "IDEMPOTENCY_EXPIRY_SECONDS"
 IDEMPOTENCY_EXPIRY_SECONDS = 3600
 # The prefix of every record's `id`; fixed so a code change cannot orphan the records in flight.
 IDEMPOTENCY_KEY_PREFIX = "median-call"
+# What a reuse of a callId must match (a JMESPath over the call): its tool, its input, and its
+# conversation, known by its `id` (by all of it when it has none), so that a retry whose
+# conversation gained a member is still the same call, and no conversation is ever answered
+# with another's result.
+IDEMPOTENCY_PAYLOAD_EXPRESSION = "[tool, input, conversation.id || conversation]"
 # A DynamoDB item holds at most 400 KB. A longer answer is still sent, and the record keeps,
 # instead of it, a 500 saying the call ran but its answer cannot be sent again.
 IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES = 350_000
