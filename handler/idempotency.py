@@ -114,7 +114,7 @@ def _store(table: str, expiry_seconds: int) -> DynamoDBPersistenceLayer:
 
 
 def _client() -> DynamoDBClient:
-    # One client for every store: making a boto3 client costs ~0.1 s, a call's whole margin.
+    # One client for every store: making a boto3 client costs ~0.1 s, a tenth of a request's whole budget.
     if not _clients:
         import boto3
 
