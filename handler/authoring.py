@@ -46,7 +46,8 @@ class ToolContext:
     request_id: str = ""
     lambda_context: LambdaContext | None = None
     # When the endpoint gives up on the tool and answers 504 `timeout`, by time.monotonic(): the
-    # Lambda's deadline less TOOL_TIME_MARGIN_SECONDS. None where there is no Lambda context.
+    # Lambda's deadline less TOOL_TIME_MARGIN_SECONDS and the time kept for the AWS calls still
+    # to come (the answer's record). None where there is no Lambda context.
     deadline: float | None = None
 
     @property

@@ -1,11 +1,42 @@
 """A call runs its tool at most once per callId: Powertools Idempotency over the DynamoDB table IDEMPOTENCY_TABLE.
 
-The record is keyed on the callId alone and checked against the tool and input, so a
-callId reused for another call is refused (409 `call_id_reused`) rather than answered
-with another call's result. Answers with status 200, `ok: true` outputs and `tool_error`s
-alike, are recorded and replayed. A crash (500) or a timeout (504) deletes the record,
-so a retry runs the tool again; if the Lambda itself dies mid-call, the record's
-in-progress mark lapses when the invocation would have timed out.
+The record is keyed on the callId alone and checked against the tool, the input and the
+conversation (IDEMPOTENCY_PAYLOAD_EXPRESSION), so a callId reused for another call is
+refused (409 `call_id_reused`) rather than answered with another call's result. Every
+answer of a tool that returned is recorded and replayed: `ok: true` outputs, `tool_error`s,
+and the 500 of an answer that cannot be sent. A crash or a timeout deletes the record, so a
+retry runs the tool again; if the Lambda itself dies mid-call, the record's in-progress
+mark lapses when the invocation would have timed out.
+
+When the table fails. Each request to it is one bounded attempt (handler/aws_clients.py's
+STORE_CALL), and dispatch keeps its time out of the tool's, so every case below answers
+before Lambda's deadline; none raises. "The lapse" is the in-progress mark's expiry: the
+end of the invocation that wrote it (Lambda's remaining time when the call began).
+
+| the table fails on                         | the answer          | the tool | a retry gets                        |
+| ------------------------------------------ | ------------------- | -------- | ----------------------------------- |
+| the in-progress write, which did not land  | 500 "did not run"   | not run  | a normal call: the tool runs once   |
+| the in-progress write, which landed (1)    | 500 "did not run"   | not run  | 409 in_progress until the lapse,    |
+|                                            |                     |          | then a normal call                  |
+| the answer's save, then saved again (2)    | the tool's own      | ran once | the recorded answer                 |
+| the answer's save, and again (3)           | the tool's own      | ran once | 409 in_progress until the lapse;    |
+|                                            |                     |          | after it the tool would run again   |
+| the delete after a crash or a timeout      | that 500 or 504     | ran      | 409 in_progress until the lapse,    |
+|                                            |                     |          | then the tool runs again            |
+| none: the answer is too large for an item  | the tool's own      | ran once | a 500 that says it ran: no rerun    |
+
+"Did not land": refused, reset or dropped before the request, stalled, throttled, access
+denied. (1) A read timeout, or the line dropped after the request: the write happened, its
+answer was lost. (2) Once more, if the time kept for it is still there; or the lost save had
+landed. (3) Or no time was left to try again; the log line names the callId and the lapse.
+
+Why the lapse stays, though it lets a retry run the tool again after a failed save: the
+same record is what an invocation killed mid-tool leaves behind, and what a landed write
+whose answer was lost leaves behind before the tool ran. A mark that never lapsed would
+hold those callIds at 409 for the record's whole expiry, losing calls that never ran. The
+failed-save case needs the table to take the first write and refuse two more within
+seconds, and Median to lose an answer it was sent; its log line says when a retry would run
+the tool again, so an operator can check.
 
 Light to import: app.py imports this at cold start to log whether idempotency is on.
 Powertools' idempotency utility (~150 ms of imports) loads on the first call that needs it.
@@ -13,7 +44,9 @@ Powertools' idempotency utility (~150 ms of imports) loads on the first call tha
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from handler import observability
@@ -22,6 +55,8 @@ from handler.protocol import (
     IDEMPOTENCY_EXPIRY_SECONDS,
     IDEMPOTENCY_EXPIRY_SECONDS_ENV,
     IDEMPOTENCY_KEY_PREFIX,
+    IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES,
+    IDEMPOTENCY_PAYLOAD_EXPRESSION,
     IDEMPOTENCY_TABLE_ENV,
     ErrorCode,
 )
@@ -36,9 +71,8 @@ if TYPE_CHECKING:
 
     from handler.authoring import ToolContext
 
-# What Powertools hashes: the key, and the payload a reuse of the key must match.
+# What Powertools hashes: the key; the payload a reuse of the key must match is the protocol's.
 _KEY_EXPRESSION = "callId"
-_PAYLOAD_EXPRESSION = "[tool, input]"
 
 _stores: dict[tuple[str, int], DynamoDBPersistenceLayer] = {}
 _clients: list[DynamoDBClient] = []
@@ -61,7 +95,7 @@ def applies(call_id: str | None, idempotent_tool: bool) -> bool:
 
 
 class _NotRecorded(Exception):
-    """Carries a 500 or 504 answer out of the recorded function, so that Powertools deletes the record."""
+    """Carries a crash's or a timeout's answer out of the recorded function, so that Powertools deletes the record."""
 
     def __init__(self, answer: Answer) -> None:
         super().__init__(answer.status)
@@ -80,13 +114,13 @@ def _store(table: str, expiry_seconds: int) -> DynamoDBPersistenceLayer:
 
 
 def _client() -> DynamoDBClient:
-    # One client for every store: making a boto3 client costs ~0.1 s, a call's whole margin.
+    # One client for every store: making a boto3 client costs ~0.1 s, a tenth of a request's whole budget.
     if not _clients:
         import boto3
 
-        from handler.aws_clients import bounded_config
+        from handler.aws_clients import STORE_CALL, bounded_config
 
-        _clients.append(boto3.client("dynamodb", config=bounded_config()))
+        _clients.append(boto3.client("dynamodb", config=bounded_config(STORE_CALL)))
     return _clients[0]
 
 
@@ -116,7 +150,7 @@ def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callabl
 
     config = IdempotencyConfig(
         event_key_jmespath=_KEY_EXPRESSION,
-        payload_validation_jmespath=_PAYLOAD_EXPRESSION,
+        payload_validation_jmespath=IDEMPOTENCY_PAYLOAD_EXPRESSION,
         raise_on_no_idempotency_key=True,
         expires_after_seconds=expiry,
         response_hook=note_replay,
@@ -128,19 +162,21 @@ def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callabl
     def recorded(call: dict[str, Any]) -> dict[str, Any]:
         answer = run()
         ran.append(answer)
-        if answer.status != 200:
+        if answer.rerun_on_retry:
             raise _NotRecorded(answer)
-        return {"status": answer.status, "body": answer.body}
+        return _record_of(answer, ctx)
 
+    store = _store(table, expiry)
     once = idempotent_function(
         recorded,
         data_keyword_argument="call",
-        persistence_store=_store(table, expiry),
+        persistence_store=store,
         config=config,
         key_prefix=IDEMPOTENCY_KEY_PREFIX,
     )
+    call = {"callId": ctx.call_id, "tool": tool_name, "input": tool_input, "conversation": ctx.conversation}
     try:
-        result = once(call={"callId": ctx.call_id, "tool": tool_name, "input": tool_input})
+        result = once(call=call)
     except _NotRecorded as not_recorded:
         return not_recorded.answer
     except IdempotencyAlreadyInProgressError:
@@ -157,44 +193,122 @@ def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callabl
         )
         return _conflict(
             ErrorCode.CALL_ID_REUSED,
-            "This callId was already used for a call with another tool or input. Give each call its own callId.",
+            "This callId was already used for a call with another tool, input or conversation. "
+            "Give each call its own callId.",
         )
-    except Exception as error:  # the store failed: DynamoDB unreachable, the table missing, access denied
-        return _store_failed(error, ctx, tool_name, ran[0] if ran else None)
+    except Exception as error:  # the store failed: unreachable, timed out, throttled, access denied, no table
+        answer = ran[0] if ran else None
+        _log_store_failure(error, ctx, tool_name, answer)
+        if answer is None:
+            return _not_run(ctx)
+        if not answer.rerun_on_retry:
+            _save_again(store, call, answer, ctx, tool_name)
+        # The tool's work is done: its answer is the truth, whether or not its record was saved.
+        return answer
+    if ran:
+        return ran[0]  # as run() made it, already serialised, whatever the record keeps
     if replayed:
         observability.record_replay(tool_name)
         observability.logger.info("Answered with the recorded answer of an earlier run", extra={"call_id": ctx.call_id})
     return Answer(result["status"], result["body"])
 
 
+def _record_of(answer: Answer, ctx: ToolContext) -> dict[str, Any]:
+    """What the record keeps for a retry: the answer, or, when no item can hold it, a 500 that says so."""
+    text = answer.json()
+    # Powertools stores the answer as ASCII-escaped JSON, where a character takes at most 12 bytes.
+    if len(text) * 12 > IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES and len(json.dumps(text)) > (
+        IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES
+    ):
+        observability.logger.warning(
+            "The answer is too large to record; a retry will get a 500 saying the call ran",
+            extra={"call_id": ctx.call_id, "answer_characters": len(text)},
+        )
+        return {"status": 500, "body": _unkept_answer_body(ctx)}
+    return {"status": answer.status, "body": answer.body}
+
+
+def _unkept_answer_body(ctx: ToolContext) -> dict[str, Any]:
+    return error_body(
+        ErrorCode.INTERNAL_ERROR,
+        f"This call already ran, but its answer was over the {IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES:,} bytes "
+        "kept for a retry, so it cannot be sent again; the tool will not run again for this callId. "
+        f"Reference {ctx.reference}.",
+        post=True,
+    )
+
+
+def _save_again(
+    store: DynamoDBPersistenceLayer, call: dict[str, Any], answer: Answer, ctx: ToolContext, tool_name: str
+) -> None:
+    """After the tool ran and its answer's save failed: save once more, if the time kept for it is still there.
+
+    The record says "in progress" until it lapses; saved, a retry gets the answer instead of
+    a 409 and, after the lapse, a second run.
+    """
+    remaining = ctx.remaining_seconds()
+    where = {"call_id": ctx.call_id, "tool": tool_name}
+    if remaining is None or remaining > 0:
+        try:
+            store.save_success(data=call, result=_record_of(answer, ctx))
+        except Exception as error:
+            where.update(_error_fields(error))
+        else:
+            observability.logger.info("The answer was recorded on a second try", extra=where)
+            return
+    observability.logger.error(
+        "The answer is not recorded: a retry gets 409 in_progress until the in-progress mark lapses, "
+        "and would then run the tool again",
+        extra={**where, "lapses_at": _lapse_time(ctx)},
+    )
+
+
+def _lapse_time(ctx: ToolContext) -> str | None:
+    """When this invocation's in-progress mark lapses, as Powertools set it: Lambda's end, in UTC."""
+    context = ctx.lambda_context
+    if context is None:
+        return None
+    ends = time.time() + context.get_remaining_time_in_millis() / 1000
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ends))
+
+
 def _conflict(code: str, message: str) -> Answer:
     return Answer(409, error_body(code, message, post=True))
 
 
-def _store_failed(error: Exception, ctx: ToolContext, tool_name: str, answer: Answer | None) -> Answer:
-    cause = error.__cause__ or error
-    # The error's type and AWS's error code say what failed; its text might quote a stored answer.
-    aws_error = getattr(cause, "response", {}).get("Error", {}) if hasattr(cause, "response") else {}
+def _error_fields(error: BaseException) -> dict[str, Any]:
+    """The error's type and AWS's error code: what failed, never its text, which might quote a stored answer."""
+    cause = error.__cause__ or error  # Powertools wraps the botocore error it met
+    response = getattr(cause, "response", None)  # a ClientError's; botocore's network errors have none
+    aws_error = response.get("Error") if isinstance(response, dict) else None
+    code = aws_error.get("Code") if isinstance(aws_error, dict) else None
+    return {
+        "error_type": type(error).__name__,
+        "cause_type": type(cause).__name__,
+        "aws_error_code": code if isinstance(code, str) else None,
+    }
+
+
+def _log_store_failure(error: Exception, ctx: ToolContext, tool_name: str, answer: Answer | None) -> None:
+    if answer is None:
+        what = "; the tool did not run"
+    elif answer.rerun_on_retry:
+        what = " releasing the record of a call that crashed or timed out"
+    else:
+        what = " saving the answer of a tool that ran"
     observability.logger.error(
-        "The idempotency table failed" + (" after the tool ran" if answer else "; the tool did not run"),
-        extra={
-            "call_id": ctx.call_id,
-            "tool": tool_name,
-            "error_type": type(error).__name__,
-            "cause_type": type(cause).__name__,
-            "aws_error_code": aws_error.get("Code"),
-        },
+        "The idempotency table failed" + what,
+        extra={"call_id": ctx.call_id, "tool": tool_name, **_error_fields(error)},
     )
-    if answer is not None:
-        # The tool's work is done: its answer is the truth, even though the record of it was not saved.
-        return answer
-    reference = ctx.reference
+
+
+def _not_run(ctx: ToolContext) -> Answer:
     return Answer(
         500,
         error_body(
             ErrorCode.INTERNAL_ERROR,
-            f"The server could not check whether this call already ran, so it did not run it; retry. "
-            f"Reference {reference}.",
+            "The server could not check whether this call already ran, so it did not run it; retry. "
+            f"Reference {ctx.reference}.",
             post=True,
         ),
     )

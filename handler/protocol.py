@@ -20,6 +20,20 @@ JSON_CONTENT_TYPE = "application/json"
 # base64 length, or its length in characters) and again on the decoded bytes, so neither
 # form can slip a larger payload past the parser.
 MAX_BODY_BYTES = 1024 * 1024
+# The event shapes served, by what each must carry (handler/request.py); any other event
+# (ALB, WebSocket, VPC Lattice, ...) is answered 400 `bad_request` naming these.
+SERVED_EVENT_SHAPES = (
+    "API Gateway REST API (payload 1.0)",
+    "API Gateway HTTP API (payload 2.0)",
+    "Lambda Function URL",
+)
+# Lambda refuses to return a synchronous response larger than this, as its JSON: API Gateway
+# then answers its own 502 and Median gets no JSON at all. An answer over it is replaced by a
+# 500 `internal_error` that says so.
+MAX_RESPONSE_BYTES = 6_291_556
+# A 422 lists at most this many problems in `details`; `omitted` counts the rest. A 1 MiB
+# body of unknown fields is ~95,000 problems, ~6.7 MB of details.
+MAX_INPUT_ERROR_DETAILS = 100
 
 # --- Signature -----------------------------------------------------------------
 SIGNATURE_HEADER = "median-signature"
@@ -68,11 +82,21 @@ IDEMPOTENCY_EXPIRY_SECONDS_ENV = "IDEMPOTENCY_EXPIRY_SECONDS"
 IDEMPOTENCY_EXPIRY_SECONDS = 3600
 # The prefix of every record's `id`; fixed so a code change cannot orphan the records in flight.
 IDEMPOTENCY_KEY_PREFIX = "median-call"
+# What a reuse of a callId must match (a JMESPath over the call): its tool, its input, and its
+# conversation, known by its `id` (by all of it when it has none), so that a retry whose
+# conversation gained a member is still the same call, and no conversation is ever answered
+# with another's result.
+IDEMPOTENCY_PAYLOAD_EXPRESSION = "[tool, input, conversation.id || conversation]"
+# A DynamoDB item holds at most 400 KB. A longer answer is still sent, and the record keeps,
+# instead of it, a 500 saying the call ran but its answer cannot be sent again.
+IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES = 350_000
 
 # --- Time limits -----------------------------------------------------------------
-# A tool gets the Lambda's remaining time less this margin, which is left to answer
-# 504 `timeout`, release the call's idempotency record and flush the metrics.
-TOOL_TIME_MARGIN_SECONDS = 1.0
+# Kept before Lambda's deadline to serialise the answer and flush the metrics. A call that
+# goes through the idempotency table also keeps the longest time of each table request
+# still to come (handler/aws_clients.py): one after the tool for a tool's run, and one more
+# before it for the input's validation.
+TOOL_TIME_MARGIN_SECONDS = 0.5
 # An `async def` tool is cancelled at that same deadline. One that goes on regardless (it blocks
 # the event loop, or catches its cancellation) is stopped as a plain tool is, this much later:
 # taken from the margin, which keeps the rest for the answer.

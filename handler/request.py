@@ -1,5 +1,7 @@
 """Turns an API Gateway (REST payload 1.0, HTTP payload 2.0) or Function URL event into one request.
 
+Any other event (a load balancer's, a WebSocket API's, VPC Lattice's, ...) is refused as a BadEvent.
+
 Powertools' event data classes read these shapes too, but they trust the event to be
 well formed; this endpoint faces events with null headers, bodies that are not strings
 and broken base64, and must answer each with a 4xx rather than an exception. It is also
@@ -15,7 +17,7 @@ import base64
 import binascii
 from typing import Any, NamedTuple
 
-from handler.protocol import MAX_BODY_BYTES
+from handler.protocol import MAX_BODY_BYTES, SERVED_EVENT_SHAPES
 
 # base64 grows a body by 4/3; a body larger than this cannot decode to MAX_BODY_BYTES or less.
 _MAX_ENCODED_BODY_CHARS = (MAX_BODY_BYTES + 2) // 3 * 4
@@ -58,15 +60,45 @@ class Request(NamedTuple):
 
 
 def method_of(event: Any) -> str:
-    """The HTTP method, upper-cased; raises BadEvent when the event carries none."""
+    """The HTTP method, upper-cased; raises BadEvent for any event not of a served shape.
+
+    Each shape is known by what it must carry: payload 2.0 (HTTP API, Function URL) its
+    `version` and `requestContext.http.method`; payload 1.0 (REST API, and an HTTP API's 1.0)
+    `httpMethod` and the API's `requestContext.apiId`, which a load balancer's event lacks,
+    and no `connectionId`, which a WebSocket API's carries. A VPC Lattice event has neither
+    `requestContext.http` nor `apiId`.
+    """
     if not isinstance(event, dict):
         raise BadEvent("The event is not a JSON object.")
     context = event.get("requestContext")
-    http = context.get("http") if isinstance(context, dict) else None
-    method = http.get("method") if isinstance(http, dict) else event.get("httpMethod")
+    method: object = None
+    if isinstance(context, dict):
+        http = context.get("http")
+        if isinstance(http, dict):
+            if event.get("version") == "2.0":
+                method = http.get("method")
+        elif isinstance(context.get("apiId"), str) and "connectionId" not in context:
+            method = event.get("httpMethod")
     if not isinstance(method, str) or not method:
-        raise BadEvent("The event names no HTTP method: it is not an API Gateway or Function URL event.")
+        raise BadEvent(_not_served(event, context))
     return method.upper()
+
+
+def _not_served(event: dict[str, Any], context: object) -> str:
+    """Why the event is refused, naming what it seems to be and the shapes that are served."""
+    context = context if isinstance(context, dict) else {}
+    if "elb" in context:
+        seen = "an Application Load Balancer event"
+    elif "connectionId" in context or "eventType" in context:
+        seen = "an API Gateway WebSocket event"
+    elif "serviceNetworkArn" in context or "raw_path" in event:
+        seen = "a VPC Lattice event"
+    elif "httpMethod" in event or "http" in context or "routeKey" in event:
+        seen = "an HTTP event of none of these shapes, or one missing what its shape must carry"
+    else:
+        seen = "not an HTTP request"
+    served = ", ".join(SERVED_EVENT_SHAPES[:-1]) + " and " + SERVED_EVENT_SHAPES[-1]
+    return f"This endpoint serves {served} events; this event is {seen}."
 
 
 def read_request(event: dict[str, Any], method: str) -> Request:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, NamedTuple
 
-from handler.protocol import ALLOW_HEADER, JSON_CONTENT_TYPE, PROTOCOL_VERSION, ErrorCode
+from handler.protocol import ALLOW_HEADER, JSON_CONTENT_TYPE, MAX_RESPONSE_BYTES, PROTOCOL_VERSION, ErrorCode
 
 _JSON_HEADERS = {"Content-Type": JSON_CONTENT_TYPE}
 
@@ -24,6 +25,9 @@ class Answer(NamedTuple):
     # The body as JSON, when dispatch has serialised it already to check that a tool's output
     # is JSON: the answer sends that text rather than serialising the body a second time.
     serialized: str | None = None
+    # True when the tool crashed or ran out of time, so whether it did its work is unknown and
+    # a retry runs it again; every answer of a tool that returned is recorded and replayed.
+    rerun_on_retry: bool = False
 
     def json(self) -> str:
         return self.serialized if self.serialized is not None else to_json(self.body)
@@ -32,11 +36,37 @@ class Answer(NamedTuple):
 # Built once: json.dumps with any option builds an encoder on every call, ~1 us of a warm POST.
 # An encoder keeps no state between values.
 _COMPACT_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+# A UTF-16 surrogate alone is no Unicode character: UTF-8 cannot carry it, and an answer holding
+# one cannot be sent (json.loads makes one of a "\ud800" escape; a tool can make one of bad data).
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# What Lambda wraps around the body (statusCode, headers, isBase64Encoded), with room to spare.
+_ENVELOPE_BYTES = 1024
+# Lambda serialises its response as JSON with the body a string inside it, where a character
+# may take up to 12 bytes (an astral one as two \uXXXX escapes): below this, any body fits.
+_ALWAYS_SENDABLE_CHARS = (MAX_RESPONSE_BYTES - _ENVELOPE_BYTES) // 12
 
 
 def to_json(value: Any) -> str:
-    """Compact JSON that refuses NaN and Infinity, which no JSON parser on Median's side accepts."""
-    return _COMPACT_ENCODER.encode(value)
+    """Compact JSON that refuses NaN and Infinity, which no JSON parser on Median's side accepts,
+    with every lone surrogate replaced by U+FFFD, so that the text always encodes as UTF-8."""
+    text = _COMPACT_ENCODER.encode(value)
+    # An ASCII string is flagged as such by CPython: isascii() answers without a scan.
+    if text.isascii():
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def holds_lone_surrogate(value: Any) -> bool:
+    """Whether any string in the JSON value (a member's name included) holds a lone surrogate."""
+    return _LONE_SURROGATE.search(_COMPACT_ENCODER.encode(value)) is not None
+
+
+def fits_in_a_response(body: str) -> bool:
+    """Whether Lambda can return this body: its response, as JSON, stays within MAX_RESPONSE_BYTES."""
+    if len(body) <= _ALWAYS_SENDABLE_CHARS:
+        return True
+    # As escaped as any encoder makes it (ensure_ascii), so the true size is at most this.
+    return len(json.dumps(body)) + _ENVELOPE_BYTES <= MAX_RESPONSE_BYTES
 
 
 def raw_json_answer(status: int, body: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
@@ -53,11 +83,18 @@ def json_answer(status: int, body: Any, headers: dict[str, str] | None = None) -
     return raw_json_answer(status, to_json(body), headers)
 
 
-def error_body(code: str, message: str, *, post: bool, details: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    """`{"error": …}`, with `version` and `ok` added on POST, where every answer carries them."""
+def error_body(
+    code: str, message: str, *, post: bool, details: list[dict[str, str]] | None = None, omitted: int = 0
+) -> dict[str, Any]:
+    """`{"error": …}`, with `version` and `ok` added on POST, where every answer carries them.
+
+    `omitted` counts the details left out of a long list; it is sent only when there are some.
+    """
     error: dict[str, Any] = {"code": code, "message": message}
     if details is not None:
         error["details"] = details
+    if omitted:
+        error["omitted"] = omitted
     if post:
         return {"version": PROTOCOL_VERSION, "ok": False, "error": error}
     return {"error": error}

@@ -7,23 +7,37 @@ client at `relay.endpoint` (for the handler: `AWS_ENDPOINT_URL_<SERVICE>`), then
 
 - `Fault.NONE`: bytes pass both ways.
 - `Fault.STALL`: requests are taken in and never answered: a read timeout. New connections
-  are accepted but never read, so a retry stalls too.
+  are accepted but never read, so a retry stalls too. A request held so is sent on when the
+  stall lifts, as a congested network may deliver it late, even after its client gave up.
+- `Fault.SWALLOW`: requests are read and lost: never answered, never delivered. A read
+  timeout whose request surely did not reach the service.
 - `Fault.DROP`: the connection is closed cleanly before the request reaches the service:
   botocore's ConnectionClosedError.
 - `Fault.RESET`: the connection is reset (RST) before the request reaches the service.
 - `Fault.DROP_AFTER_REQUEST`: the request reaches the service, which acts on it, and the
-  connection closes before its answer comes back: the write happened, the client cannot know.
+  connection closes when its answer comes back, unread: the write happened, the client
+  cannot know.
 - `Fault.REFUSE`: nothing listens any more: new connections are refused, open ones reset.
+- `Fault.ANSWER`: the relay answers each request itself, with the HTTP answer set by
+  `relay.answer_with_error(...)`: an AWS error in the JSON shape DynamoDB and Secrets
+  Manager document (`{"__type": "...#ThrottlingException", "message": "..."}`), such as
+  throttling or access denied, which moto's server cannot be made to return. The request
+  never reaches the service.
 
-`relay.requests` counts the requests that reached the service, so a test can tell whether a
-retry was made. Every wait is bounded: `close()` releases whatever is stalled.
+`relay.fail(fault, times=n)` meets only the next n requests with the fault, then passes them
+again: a blip rather than an outage. The relay reads whole HTTP/1.1 requests (their headers,
+then Content-Length bytes) before it acts on one, so `relay.requests` counts the requests
+that reached the service, however the client's bytes were split, and a request dropped after
+it was sent reached the service whole. Every wait is bounded: `close()` releases whatever is
+stalled.
 """
 
 from __future__ import annotations
 
 import contextlib
 import enum
-import re
+import http
+import json
 import socket
 import struct
 import threading
@@ -35,17 +49,18 @@ if TYPE_CHECKING:
 _CHUNK = 65536
 # How often a stalled or idle pump looks up from its socket: the fault may change meanwhile.
 _POLL_SECONDS = 0.05
-# A request line at the start of a chunk: what `requests` counts (a body may follow in other chunks).
-_REQUEST_LINE = re.compile(rb"[A-Z]+ \S+ HTTP/1\.[01]\r\n")
+_HEADERS_END = b"\r\n\r\n"
 
 
 class Fault(enum.Enum):
     NONE = "none"
     STALL = "stall"
+    SWALLOW = "swallow"
     DROP = "drop"
     RESET = "reset"
     DROP_AFTER_REQUEST = "drop_after_request"
     REFUSE = "refuse"
+    ANSWER = "answer"
 
 
 def _reset(sock: socket.socket) -> None:
@@ -54,6 +69,46 @@ def _reset(sock: socket.socket) -> None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     with contextlib.suppress(OSError):
         sock.close()
+
+
+def _aws_json_error(status: int, code: str, message: str) -> bytes:
+    """An AWS JSON-protocol error answer, as DynamoDB's developer guide shows one."""
+    body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message}).encode()
+    head = (
+        f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\n"
+        "x-amzn-RequestId: RELAY0000000000000000000000000000000000000000000000\r\n"
+        "Content-Type: application/x-amz-json-1.0\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        "\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+class _RequestFramer:
+    """Splits the bytes a client sends into whole HTTP/1.1 requests, by their Content-Length."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        self._buffer += data
+        requests = []
+        while (end := self._end_of_first()) is not None:
+            requests.append(self._buffer[:end])
+            self._buffer = self._buffer[end:]
+        return requests
+
+    def _end_of_first(self) -> int | None:
+        headers_end = self._buffer.find(_HEADERS_END)
+        if headers_end < 0:
+            return None
+        length = 0
+        for line in self._buffer[:headers_end].split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value.strip())
+        end = headers_end + len(_HEADERS_END) + length
+        return end if len(self._buffer) >= end else None
 
 
 def _close(sock: socket.socket) -> None:
@@ -70,6 +125,11 @@ class FaultRelay:
         self._upstream = (upstream_host, upstream_port)
         self.fault = Fault.NONE
         self.requests = 0
+        self.answered = 0  # requests the relay answered itself (Fault.ANSWER)
+        self._error_answer = _aws_json_error(
+            400, "ThrottlingException", "Rate of requests exceeds the allowed throughput."
+        )
+        self._faults_left: int | None = None  # with fail(times=n): requests still to meet the fault
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._connections: set[socket.socket] = set()
@@ -82,6 +142,27 @@ class FaultRelay:
     @property
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def fail(self, fault: Fault, *, times: int | None = None) -> None:
+        """Meet requests with `fault`: every one from now on, or only the next `times`."""
+        with self._lock:
+            self._faults_left = times
+            self.fault = fault
+
+    def answer_with_error(self, code: str, message: str, *, status: int = 400, times: int | None = None) -> None:
+        """Answer requests with an AWS error, e.g. ("AccessDeniedException", "User: ... is not authorized ...")."""
+        with self._lock:
+            self._error_answer = _aws_json_error(status, code, message)
+        self.fail(Fault.ANSWER, times=times)
+
+    def _fault_for_next_request(self) -> Fault:
+        with self._lock:
+            fault = self.fault
+            if fault is not Fault.NONE and self._faults_left is not None:
+                self._faults_left -= 1
+                if self._faults_left <= 0:
+                    self.fault, self._faults_left = Fault.NONE, None
+            return fault
 
     def _accept(self) -> None:
         while not self._closed.is_set():
@@ -118,6 +199,7 @@ class FaultRelay:
             client.settimeout(_POLL_SECONDS)
         except OSError:  # closed already, by the other pump or by close()
             return
+        framer = _RequestFramer()
         while not self._closed.is_set():
             if self.fault is Fault.STALL:
                 # Take nothing in and send nothing on: the client waits for an answer that never comes.
@@ -129,28 +211,42 @@ class FaultRelay:
                 continue
             except OSError:
                 break
-            if not data:
-                break
-            fault = self.fault
-            if fault is Fault.STALL:
-                continue  # the request is swallowed
-            if fault in (Fault.DROP, Fault.REFUSE):
-                _close(client)
-                break
-            if fault is Fault.RESET:
-                _reset(client)
-                break
-            if fault is Fault.DROP_AFTER_REQUEST:
-                answering.clear()  # the service's answer, when it comes, closes the line instead
-            if _REQUEST_LINE.match(data):
-                with self._lock:
-                    self.requests += 1
-            try:
-                upstream.sendall(data)
-            except OSError:
+            if not data or not all(self._relay(request, client, upstream, answering) for request in framer.feed(data)):
                 break
         _close(upstream)
         _close(client)
+
+    def _relay(
+        self, request: bytes, client: socket.socket, upstream: socket.socket, answering: threading.Event
+    ) -> bool:
+        """Act on one whole request as the fault says; False when the connection is done for."""
+        fault = self._fault_for_next_request()
+        if fault in (Fault.STALL, Fault.SWALLOW):
+            return True  # the request is swallowed
+        if fault in (Fault.DROP, Fault.REFUSE):
+            _close(client)
+            return False
+        if fault is Fault.RESET:
+            _reset(client)
+            return False
+        if fault is Fault.ANSWER:
+            with self._lock:
+                self.answered += 1
+                answer = self._error_answer
+            try:
+                client.sendall(answer)
+            except OSError:
+                return False
+            return True
+        if fault is Fault.DROP_AFTER_REQUEST:
+            answering.clear()  # the service's answer, when it comes, closes the line instead
+        with self._lock:
+            self.requests += 1
+        try:
+            upstream.sendall(request)
+        except OSError:
+            return False
+        return True
 
     def _pump_back(self, upstream: socket.socket, client: socket.socket, answering: threading.Event) -> None:
         try:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -68,6 +70,25 @@ def key_in_secrets_manager(_shared_secret: str, monkeypatch: pytest.MonkeyPatch)
 def closed_port() -> int:
     """A loopback port nothing listens on."""
     return free_port()
+
+
+@pytest.fixture
+def unanswered_port() -> Iterator[int]:
+    """A loopback port that never completes a connection: its listener's backlog is full and
+    nothing accepts, so the kernel drops each new SYN and a client meets its connect timeout."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=0)
+    fillers = []
+    for _ in range(4):
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(listener.getsockname())
+        fillers.append(filler)
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        for sock in (*fillers, listener):
+            sock.close()
 
 
 @pytest.fixture

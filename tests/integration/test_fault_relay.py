@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import boto3
 import pytest
 from botocore.config import Config
-from botocore.exceptions import ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
+from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
 
 from tests.fault_relay import Fault
 
@@ -45,6 +45,7 @@ def test_without_a_fault_the_relay_passes_requests_and_answers(fault_relay: Faul
     ("fault", "error"),
     [
         (Fault.STALL, ReadTimeoutError),
+        (Fault.SWALLOW, ReadTimeoutError),
         (Fault.DROP, ConnectionClosedError),
         (Fault.RESET, ConnectionClosedError),
         (Fault.DROP_AFTER_REQUEST, ConnectionClosedError),
@@ -94,3 +95,33 @@ def test_the_fault_can_change_while_a_connection_is_open(fault_relay: FaultRelay
     reader.join(timeout=10)
     # THEN the held request goes on to the service and its answer arrives
     assert outcome == ["the value"]
+
+
+@pytest.mark.parametrize(
+    "code", ["ThrottlingException", "ProvisionedThroughputExceededException", "AccessDeniedException"]
+)
+def test_an_error_the_relay_answers_reaches_botocore_as_that_aws_error(
+    fault_relay: FaultRelay, secret: str, code: str
+) -> None:
+    # GIVEN a relay that answers every request itself with an AWS error
+    fault_relay.answer_with_error(code, "stand-in for the service's refusal")
+    # WHEN a client calls through it
+    with pytest.raises(ClientError) as raised:
+        _client(fault_relay).get_secret_value(SecretId=secret)
+    # THEN botocore parses the error code, as it would the service's own, and nothing reached moto
+    assert raised.value.response["Error"]["Code"] == code
+    assert fault_relay.requests == 0
+    assert fault_relay.answered == 1
+
+
+def test_a_fault_for_the_next_request_only_is_a_blip(fault_relay: FaultRelay, secret: str) -> None:
+    # GIVEN a relay that resets the next request only
+    client = _client(fault_relay)
+    fault_relay.fail(Fault.RESET, times=1)
+    # WHEN the client reads twice
+    with pytest.raises(ConnectionClosedError):
+        client.get_secret_value(SecretId=secret)
+    value = client.get_secret_value(SecretId=secret)["SecretString"]
+    # THEN the first read met the fault and the second passed
+    assert value == "the value"
+    assert fault_relay.fault is Fault.NONE

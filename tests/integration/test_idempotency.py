@@ -11,6 +11,7 @@ import boto3
 import pytest
 
 from handler import tool
+from handler.dispatch import STORE_CALL_SECONDS
 from handler.protocol import IDEMPOTENCY_KEY_PREFIX, TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, signed_event
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
@@ -114,9 +115,10 @@ def test_a_crash_is_not_recorded_so_a_retry_runs_again(client: MedianTestClient,
 
 
 def test_a_timeout_is_not_recorded_so_a_retry_runs_again(client: MedianTestClient, scratch: ScratchTools) -> None:
-    # GIVEN a Lambda with a second left for the tool, and a tool that overruns it
+    # GIVEN a Lambda with a moment left for the tool, beside the time kept for the table's two requests,
+    # and a tool that overruns it
     def short_lived() -> FakeLambdaContext:
-        return FakeLambdaContext(timeout_seconds=TOOL_TIME_MARGIN_SECONDS + 1.0)
+        return FakeLambdaContext(timeout_seconds=TOOL_TIME_MARGIN_SECONDS + 2 * STORE_CALL_SECONDS + 0.5)
 
     event = signed_event("POST", call_body("waitForRelease", {}, callId="call_timeout"))
     # WHEN the call times out and is retried
@@ -200,3 +202,63 @@ def test_a_table_lost_after_the_tool_ran_still_answers_what_the_tool_did(
     # THEN the caller still learns the tool's result: its work is done, though unrecorded
     assert answer.status == 200
     assert answer.body["output"] == {"done": True}
+
+
+def test_a_call_id_reused_in_another_conversation_gets_409_not_that_conversations_answer(
+    client: MedianTestClient, scratch: ScratchTools
+) -> None:
+    # GIVEN a call that ran in one conversation
+    first = client.call("countRuns", {"note": "refund 20"}, callId="call_shared", conversation={"id": "conv_a"})
+    # WHEN the same callId, tool and input come from another conversation
+    other = client.call("countRuns", {"note": "refund 20"}, callId="call_shared", conversation={"id": "conv_b"})
+    # THEN it is refused as a reused callId, and the first conversation's answer is not given out
+    assert first.status == 200
+    assert other.status == 409
+    assert other.body["error"]["code"] == "call_id_reused"
+    assert "conversation" in other.body["error"]["message"]
+    assert "output" not in other.body
+    assert scratch.runs["countRuns"] == 1
+
+
+def test_a_retry_whose_conversation_gained_members_is_the_same_call(
+    client: MedianTestClient, scratch: ScratchTools
+) -> None:
+    # GIVEN a call that ran in a conversation
+    first = client.call("countRuns", {"note": "refund 20"}, callId="call_same_conv", conversation={"id": "conv_a"})
+    # WHEN its retry carries the same conversation, known by the same id, with more said about it
+    retry = client.call(
+        "countRuns",
+        {"note": "refund 20"},
+        callId="call_same_conv",
+        conversation={"id": "conv_a", "visitor": {"name": "Ada"}},
+    )
+    # THEN it is the same call: the retry gets the first answer and the tool ran once
+    assert retry.status == 200
+    assert retry.body == first.body
+    assert scratch.runs["countRuns"] == 1
+
+
+def test_conversations_without_an_id_are_told_apart_by_all_they_hold(
+    client: MedianTestClient, scratch: ScratchTools
+) -> None:
+    # GIVEN a call that ran in a conversation that has no id
+    client.call("countRuns", {"note": "refund 20"}, callId="call_no_conv_id", conversation={"channel": "chat"})
+    # WHEN the same callId comes from a conversation that holds something else, and from the same one again
+    other = client.call("countRuns", {"note": "refund 20"}, callId="call_no_conv_id", conversation={"channel": "mail"})
+    same = client.call("countRuns", {"note": "refund 20"}, callId="call_no_conv_id", conversation={"channel": "chat"})
+    # THEN the other is refused, the same one is replayed, and the tool ran once
+    assert (other.status, other.body["error"]["code"]) == (409, "call_id_reused")
+    assert same.status == 200
+    assert scratch.runs["countRuns"] == 1
+
+
+def test_a_call_without_a_conversation_and_one_with_an_empty_one_are_the_same_call(
+    client: MedianTestClient, scratch: ScratchTools
+) -> None:
+    # GIVEN a call sent without a conversation, which the tool sees as an empty one
+    first = client.call("countRuns", {"note": "hi"}, callId="call_conv_absent")
+    # WHEN its retry carries an empty conversation
+    retry = client.call("countRuns", {"note": "hi"}, callId="call_conv_absent", conversation={})
+    # THEN it is the same call
+    assert retry.body == first.body
+    assert scratch.runs["countRuns"] == 1

@@ -186,7 +186,11 @@ def test_the_dev_key_rules_are_unchanged_with_the_extension_set(container: Conta
 # --- Back to boto3 when the extension gives no secret -------------------------------------------
 
 
-@pytest.mark.parametrize("fault", list(Fault)[1:], ids=lambda fault: fault.value)
+# The line's faults: not NONE, nor ANSWER, where the relay answers in the service's stead.
+LINE_FAULTS = [fault for fault in Fault if fault not in (Fault.NONE, Fault.ANSWER)]
+
+
+@pytest.mark.parametrize("fault", LINE_FAULTS, ids=lambda fault: fault.value)
 def test_an_extension_that_cannot_be_reached_falls_back_to_boto3(
     container: Container, fault: Fault, logs: LogCapture
 ) -> None:

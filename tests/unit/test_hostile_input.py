@@ -2,8 +2,8 @@
 
 The property, for every generated request: `lambda_handler` returns (never raises) an
 answer with an int status in ALLOWED_STATUSES, `Content-Type: application/json` and a
-JSON object body; no input makes the server fail (`internal_error`); and it answers 200
-only to a request correctly signed with the key. The example budget is the Hypothesis
+JSON object body that UTF-8 can carry; no input makes the server fail (`internal_error`);
+and it answers 200 only to a request correctly signed with the key. The example budget is the Hypothesis
 profile loaded in tests/conftest.py.
 """
 
@@ -45,6 +45,7 @@ def serve(incoming: Any) -> dict[str, Any]:
     if currently_in_test_context():
         event(f"status {status}")  # `pytest --hypothesis-show-statistics` shows what the fuzzer reached
     assert response["headers"]["Content-Type"] == "application/json"
+    response["body"].encode("utf-8")  # text UTF-8 can carry: no lone surrogate, whatever came in
     body = json.loads(response["body"])
     assert isinstance(body, dict)
     if status != 200:
