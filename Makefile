@@ -179,8 +179,9 @@ $(BENCH_INSTALLED): pyproject.toml
 	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --group runtime --group aws-sdk
 	@touch $@
 
-bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the floor; writes bench/results.json
-	$(BIN)/python bench/bench.py --runtime-python $(BENCH_VENV)/bin/python
+# BENCH_ARGS="--cold-runs 5 --warm-rounds 5 --no-ideas" for a quick look while developing.
+bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the floor and the peer; writes bench/results.json
+	$(BIN)/python bench/bench.py --runtime-python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
 
 # --- Inspector and browser tests (issue 6) ------------------------------------------
 # `make serve` serves the inspector at http://127.0.0.1:$(PORT)/_inspector. Its browser tests also run

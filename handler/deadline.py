@@ -23,9 +23,12 @@ if TYPE_CHECKING:
 _HAS_ITIMER = hasattr(signal, "setitimer")  # not on Windows, where `make serve` may run
 # The handler now in place, checked before every tool run. signal.getsignal converts it to a
 # `Handlers` enum member, which for a function (ours) means raising and catching a ValueError
-# whose message holds the function's repr: 2-5 us of every warm POST, a third of the floor.
-# The C function it wraps answers the same in ~0.05 us, the handlers as they were installed
-# (SIG_DFL as the int 0, which `== signal.SIG_DFL`); the public one where it is missing.
+# whose message holds the function's repr. The C function it wraps, CPython's private
+# `_signal.getsignal`, answers the same, the handlers as they were installed (SIG_DFL as the
+# int 0, which `== signal.SIG_DFL`); the public one where it is missing. It stays because it
+# holds up two of make bench's targets (bench/README.md, "Simple where a microsecond is all it
+# buys"): with the public one, "warm POST" went 4.93x -> 5.49x its floor (target 5x) and "warm
+# POST against the peer's" 0.93x -> 1.01x (target 1.0x); the check alone costs 0.37x the floor.
 try:
     from _signal import getsignal as _installed_handler  # type: ignore[import-not-found,unused-ignore]
 except ImportError:  # pragma: no cover - every CPython has it; another Python may not

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handler import observability
@@ -84,14 +83,21 @@ def key_from_secret_answer(answer: Mapping[str, Any]) -> str:
     raise KeyUnavailable("the secret's answer holds neither a SecretString nor a SecretBinary")
 
 
-@dataclass(slots=True)
 class _SecretState:
-    """What this container knows of one secret. Times are by the key source's clock."""
+    """What this container knows of one secret. Times are by the key source's clock.
 
-    key: str | None = None  # the last good key read, kept through failed reads
-    expires: float = 0.0  # when that key's cache lifetime ends
-    last_read: float | None = None  # when the last read started, whether it succeeded or not
-    failure: KeyUnavailable | None = None  # why the last read gave no key; None when it did
+    A class of its own rather than a dataclass: a cold GET imports this module, and `dataclasses`
+    (with `inspect`, `ast` and `tokenize`) would cost it ~0.2x of the extension floor
+    (bench/README.md, "cold GET, key through the extension").
+    """
+
+    __slots__ = ("expires", "failure", "key", "last_read")
+
+    def __init__(self) -> None:
+        self.key: str | None = None  # the last good key read, kept through failed reads
+        self.expires = 0.0  # when that key's cache lifetime ends
+        self.last_read: float | None = None  # when the last read started, whether it succeeded or not
+        self.failure: KeyUnavailable | None = None  # why the last read gave no key; None when it did
 
 
 class MedianKeySource:

@@ -4,26 +4,30 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from handler.protocol import ALLOW_HEADER, JSON_CONTENT_TYPE, MAX_RESPONSE_BYTES, PROTOCOL_VERSION, ErrorCode
 
 _JSON_HEADERS = {"Content-Type": JSON_CONTENT_TYPE}
 
 
-@dataclass(frozen=True)
-class Answer:
-    """A POST's answer before it is serialised: what dispatch builds and idempotency records."""
+class Answer(NamedTuple):
+    """A POST's answer before it is serialised: what dispatch builds and idempotency records.
+
+    A NamedTuple, not a frozen dataclass: as immutable, and a cold GET, which imports this
+    module, then never imports `dataclasses` (which imports `inspect`, `ast` and `tokenize`):
+    with the key from the extension, those cost a cold GET ~0.2x of its floor (bench/README.md,
+    "cold GET, key through the extension").
+    """
 
     status: int
     body: dict[str, Any]
     # The body as JSON, when dispatch has serialised it already to check that a tool's output
     # is JSON: the answer sends that text rather than serialising the body a second time.
-    serialized: str | None = field(default=None, compare=False, repr=False)
+    serialized: str | None = None
     # True when the tool crashed or ran out of time, so whether it did its work is unknown and
     # a retry runs it again; every answer of a tool that returned is recorded and replayed.
-    rerun_on_retry: bool = field(default=False, compare=False)
+    rerun_on_retry: bool = False
 
     def json(self) -> str:
         return self.serialized if self.serialized is not None else to_json(self.body)

@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from handler.protocol import SIGNATURE_TOLERANCE_SECONDS
 from handler.signature import SignatureError, compute_signature, matches, parse_header, sign
@@ -208,3 +210,25 @@ def test_the_signed_timestamp_is_the_text_as_sent() -> None:
     # WHEN it is checked
     # THEN it matches: the signed bytes start with the header's own t
     assert matches(parse_header(header, now=T), KEY, b"")
+
+
+def _reading(header: str, now: float) -> object:
+    try:
+        return parse_header(header, now=now)
+    except SignatureError as refused:
+        return refused.reason
+
+
+@given(
+    t=st.text("0123456789", min_size=1, max_size=20),
+    v1=st.text("0123456789abcdefA", min_size=63, max_size=65),
+    offset=st.integers(-2 * SIGNATURE_TOLERANCE_SECONDS, 2 * SIGNATURE_TOLERANCE_SECONDS),
+)
+@example(t=str(T), v1=GET_V1, offset=0)
+@example(t=f"0{T}", v1=GET_V1, offset=SIGNATURE_TOLERANCE_SECONDS)
+def test_the_usual_header_reads_as_any_other_spelling_of_it(t: str, v1: str, offset: int) -> None:
+    # GIVEN a header in the form Median sends, and the same items with a space, which take the general reading
+    now = float(int(t) + offset) if len(t) < 16 else float(T)
+    # WHEN both are parsed
+    # THEN they give the same header, or are refused for the same reason
+    assert _reading(f"t={t},v1={v1}", now) == _reading(f"t={t}, v1={v1}", now)
