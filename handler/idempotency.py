@@ -45,12 +45,11 @@ Powertools' idempotency utility (~150 ms of imports) loads on the first call tha
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import TYPE_CHECKING, Any
 
 from handler import observability
-from handler.env import seconds_from_env
+from handler.env import seconds_from_env, setting
 from handler.protocol import (
     IDEMPOTENCY_EXPIRY_SECONDS,
     IDEMPOTENCY_EXPIRY_SECONDS_ENV,
@@ -79,7 +78,7 @@ _clients: list[DynamoDBClient] = []
 
 
 def table_name() -> str | None:
-    return os.environ.get(IDEMPOTENCY_TABLE_ENV, "").strip() or None
+    return setting(IDEMPOTENCY_TABLE_ENV) or None
 
 
 def log_state_at_cold_start() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import pkgutil
 import sys
 import traceback
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handler.env import setting
 from handler.protocol import TOOLS_PACKAGE, TOOLS_PACKAGE_ENV
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ registry = Registry()
 
 def tools_package() -> str:
     """The package served: `tools`, unless $MEDIAN_TOOLS_PACKAGE names another (the framework's tests do)."""
-    return os.environ.get(TOOLS_PACKAGE_ENV, "").strip() or TOOLS_PACKAGE
+    return setting(TOOLS_PACKAGE_ENV) or TOOLS_PACKAGE
 
 
 # Each package imported so far, with what went wrong (None: nothing). A failure is kept, not

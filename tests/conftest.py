@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+from handler.env import forget_settings
 from handler.protocol import SIGNATURE_HEADER, TOOLS_PACKAGE_ENV
 from handler.signature import sign
 from handler.testing import TEST_KEY, MedianTestClient
@@ -222,6 +223,33 @@ def _framework_tests_never_serve_tools_dir(request: pytest.FixtureRequest) -> No
     """
     if TOOL_TESTS_DIR not in request.path.parents:
         request.getfixturevalue("scratch_registry")
+
+
+# handler/env.py reads the settings a warm POST needs once per container, as Lambda allows.
+# Tests change the environment between calls: every change made through pytest's monkeypatch,
+# and the end of every test (when monkeypatch puts the environment back), reads them anew.
+_monkeypatch_setenv, _monkeypatch_delenv = pytest.MonkeyPatch.setenv, pytest.MonkeyPatch.delenv
+
+
+def _setenv_and_forget(self: pytest.MonkeyPatch, name: str, value: str, prepend: str | None = None) -> None:
+    _monkeypatch_setenv(self, name, value, prepend)
+    forget_settings()
+
+
+def _delenv_and_forget(self: pytest.MonkeyPatch, name: str, raising: bool = True) -> None:
+    _monkeypatch_delenv(self, name, raising)
+    forget_settings()
+
+
+pytest.MonkeyPatch.setenv = _setenv_and_forget  # type: ignore[method-assign]
+pytest.MonkeyPatch.delenv = _delenv_and_forget  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _settings_read_anew() -> Iterator[None]:
+    forget_settings()
+    yield
+    forget_settings()
 
 
 @pytest.fixture
