@@ -27,11 +27,6 @@ INSIGHTS_QUERY = re.compile(
 )
 
 
-@pytest.fixture(scope="module")
-def stack() -> Stack:
-    return translated()
-
-
 def alarms(stack: Stack) -> dict[str, dict[str, Any]]:
     return {name: stack.properties(name) for name in stack.of_type(ALARM)}
 

@@ -6,18 +6,11 @@ import json
 import re
 from typing import Any
 
-import pytest
-
 from tests.sam_template import Stack, template_parameters, translated
 
 STAGE = "AWS::ApiGatewayV2::Stage"
 # Variables that carry what a client sent in a header, or an authorizer's view of one.
 HEADER_VARIABLES = re.compile(r"header|useragent|authorizer|identity\.(caller|user|apikey)", re.IGNORECASE)
-
-
-@pytest.fixture(scope="module")
-def stack() -> Stack:
-    return translated()
 
 
 def stage(stack: Stack) -> dict[str, Any]:

@@ -6,24 +6,17 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
 from handler.observability import Metric
 from handler.protocol import TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, signed_event
-from tests.sam_template import Stack, translated
 
 if TYPE_CHECKING:
     from handler.testing import MedianTestClient
     from tests.conftest import LogCapture
+    from tests.sam_template import Stack
     from tests.scratch_tools import ScratchTools
 
 QUERY = "AWS::Logs::QueryDefinition"
-
-
-@pytest.fixture(scope="module")
-def stack() -> Stack:
-    return translated()
 
 
 def query(stack: Stack, name_suffix: str) -> dict[str, Any]:

@@ -26,11 +26,6 @@ LAYER_ARN = re.compile(
 )
 
 
-@pytest.fixture(scope="module")
-def stack() -> Stack:
-    return translated()
-
-
 def function(stack: Stack) -> dict[str, Any]:
     return stack.properties(FUNCTION)
 
