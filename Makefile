@@ -152,7 +152,7 @@ call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=,
 # The preflight stops a deploy that could not work (no credentials, no secret) and asks for
 # --guided while the stack does not exist. The guided questions come after the build: if
 # they change Architecture, the wheels are built again for it and deployed at once.
-deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy to AWS"
+deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy" and docs/deploy.md
 	built=$$($(BIN)/python -m scripts.sam_settings architecture) && \
 	flags=$$($(BIN)/python -m scripts.deploy_preflight) && \
 	$(SAM) deploy $$flags && \
