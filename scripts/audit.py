@@ -24,8 +24,8 @@ DEFAULT_SERVICE = "https://api.osv.dev"
 # `uv audit` is a preview command in the locked uv: naming the feature accepts that and quiets
 # the warning. The output this relies on (tests/unit/test_audit.py) is checked at every uv bump.
 PREVIEW = ("--preview-features", "audit-command")
-# How uv reports a request that never got an answer (DNS, refused, timeout, TLS).
-UNREACHABLE = ("error sending request", "Request failed after")
+# How uv reports a request that got no usable answer: DNS, refused, timeout, TLS, or a server error.
+UNREACHABLE = ("error sending request", "Request failed after", "HTTP status server error")
 FINDINGS_EXIT = 1
 
 
@@ -44,8 +44,10 @@ def main(argv: list[str]) -> int:
     )
     if result.returncode not in (0, FINDINGS_EXIT) and any(sign in result.stderr for sign in UNREACHABLE):
         service = arguments.service_url or DEFAULT_SERVICE
+        # uv's innermost cause says why (name resolution, refused, 503): the one detail worth keeping.
+        reason = result.stderr.strip().splitlines()[-1].strip().removeprefix("cause: ").removeprefix("error: ")
         print(
-            f"audit: no advisory data reachable from here ({service} did not answer), so nothing was audited; "
+            f"audit: no advisory data reachable from here ({service}: {reason}), so nothing was audited; "
             "GitHub's Checks workflow audits uv.lock on every pull request.",
             file=sys.stderr,
         )

@@ -65,7 +65,8 @@ def stale_lock_problem(project: Path = ROOT) -> str | None:
         return None
     lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
     cause = lines[0].removeprefix("error: ") if lines else f"uv lock --check exited {result.returncode}"
-    if "needs to be updated" in cause or "Unable to find lockfile" in cause or "not found" in cause.lower():
+    # Offline, a requirement the lock lacks shows as one uv cannot resolve: the lock is behind either way.
+    if any(sign in cause for sign in ("needs to be updated", "Unable to find lockfile", "No solution found")):
         return f"uv.lock does not match pyproject.toml: {FIX}"
     return f"uv.lock could not be checked against pyproject.toml ({cause}): {FIX}"
 
