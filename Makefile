@@ -27,8 +27,9 @@ UV := $(BIN)/uv
 UV_INSTALLED := $(VENV)/.uv-installed
 # UV_PYTHON_DOWNLOADS: uv uses the Python that made each venv, and never fetches one of its own.
 UV_ENV := UV_PYTHON_DOWNLOADS=never
-# `uv sync --locked` refuses a lock that no longer matches pyproject.toml: say which command fixes it.
-STALE_LOCK = { echo "uv.lock does not match pyproject.toml: run 'make lock' and commit uv.lock" >&2; exit 1; }
+# When `uv sync --locked` fails, the lock may no longer match pyproject.toml: if so, this names
+# the command that fixes it (any other failure, a network one say, is uv's own message above).
+STALE_LOCK = { $(BIN)/python -m scripts.lock check; exit 1; }
 
 $(UV_INSTALLED): uv.lock
 	$(PYTHON) -m venv $(VENV)
