@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -24,7 +25,10 @@ KEY_ENV = "MEDIAN_KEY"
 EVENTS_DIR = "events"
 # What `sam local invoke --env-vars` reads; "Parameters" applies it to every function.
 LOCAL_ENV_FILE = f"{EVENTS_DIR}/env.json"
-KEY_OPTIONS = ("--key", "-k", "--median-key", "--secret")
+# What someone might try to pass a key with; every spelling of them is refused (_is_key_option).
+LONG_KEY_OPTIONS = ("--key", "--median-key", "--secret")
+SHORT_KEY_OPTION = "-k"
+KEY_FILE_OPTION = "--key-file"
 USER_AGENT = "median-tools-cli"
 INPUT_EXAMPLE = """'{"orderNumber":"ORD-1042"}'"""
 KEY_FILE_HELP = f"a file holding the key (default: ${KEY_ENV}, then make serve's dev key)"
@@ -140,18 +144,23 @@ def signed_request(
     """Send `body` to `url`, signed with the key (read_key), and return the status, reason and body.
 
     Raises UsageError for a URL that is not http(s), and CallFailed, saying `what` got no answer
-    (by default the method and URL), when no answer comes.
+    (by default the method and URL), when no answer comes or the answer redirects to another
+    origin (handler.same_origin): the signature is sent to the origin the user named, and no other.
     """
     from urllib.error import HTTPError, URLError
     from urllib.parse import urlsplit
-    from urllib.request import Request, urlopen
+    from urllib.request import Request
 
     from handler.protocol import JSON_CONTENT_TYPE, SIGNATURE_HEADER
+    from handler.same_origin import RedirectRefused, opener, origin
     from handler.signature import sign
 
     target = urlsplit(url)
     if target.scheme not in ("http", "https") or not target.hostname:
-        raise UsageError(f"{url!r} is not an http(s) URL, like https://abc123.execute-api.us-east-1.amazonaws.com/")
+        # Not repeated: a key pasted where the URL goes would be printed back.
+        raise UsageError(
+            "the URL is not an http(s) URL: give one like https://abc123.execute-api.us-east-1.amazonaws.com/"
+        )
     key, is_dev_key = read_key(key_file)
     if is_dev_key and not _is_loopback(target.hostname):
         print(
@@ -164,8 +173,14 @@ def signed_request(
         headers={SIGNATURE_HEADER: sign(key, body), "content-type": JSON_CONTENT_TYPE, "user-agent": USER_AGENT},
     )
     try:
-        with urlopen(request, timeout=timeout) as response:  # noqa: S310 - as above
+        with opener().open(request, timeout=timeout) as response:
             return response.status, response.reason, response.read()
+    except RedirectRefused as refused:
+        raise CallFailed(
+            f"{what or f'{method} {url}'} was redirected ({refused.status}) to {refused.target}, another origin than "
+            f"{origin(url)}: not followed, so the signature went nowhere else. If you trust that server, name its "
+            "URL yourself."
+        ) from None
     except HTTPError as error:
         return error.code, error.reason, error.read()
     except (URLError, OSError) as error:
@@ -324,7 +339,7 @@ def command_new_tool(arguments: argparse.Namespace) -> int:
 
 
 class _NoAbbreviations:
-    def __init__(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    def __init__(self, subparsers: argparse._SubParsersAction[_Parser]) -> None:
         self._subparsers = subparsers
 
     def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser:
@@ -340,9 +355,7 @@ def _request_arguments(command: argparse.ArgumentParser) -> None:
 
 def parser() -> argparse.ArgumentParser:
     # No abbreviations: `--key SECRET` must not pass as `--key-file SECRET` and echo the key back.
-    root = argparse.ArgumentParser(
-        prog="python -m handler", description="Tools for the Median tools protocol.", allow_abbrev=False
-    )
+    root = _Parser(prog="python -m handler", description="Tools for the Median tools protocol.", allow_abbrev=False)
     subparsers = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands = _NoAbbreviations(subparsers)
     signing = commands.add_parser("sign", help=command_sign.__doc__)
@@ -382,21 +395,93 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def _is_key_option(argument: str) -> bool:
+    """--key, -kSECRET, --median-key=SECRET, --secret, and every abbreviation or extension of them but --key-file."""
+    if argument.startswith("--"):
+        name = argument.split("=", 1)[0]
+        if len(name) < len("--k") or (KEY_FILE_OPTION.startswith(name) and len(name) > len("--key")):
+            return False  # `--`, and --key-file or its abbreviations, which argparse refuses on its own
+        return any(option.startswith(name) or name.startswith(option) for option in LONG_KEY_OPTIONS)
+    return argument.startswith(SHORT_KEY_OPTION)
+
+
 def _refuse_key_arguments(argv: Sequence[str]) -> None:
-    """Stop before argparse, whose error would repeat the unknown argument (the key) on screen."""
+    """Stop before argparse, and say where a key goes instead."""
+    if any(_is_key_option(argument) for argument in argv):
+        raise UsageError(
+            "a key is never taken as an argument, where shell history and ps would keep it: "
+            f"set ${KEY_ENV} or pass --key-file"
+        )
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors come to main(), which hides the values in them before printing."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _BadArguments(self.prog, message)
+
+
+class _BadArguments(Exception):
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+        self.message = message
+
+
+def _option_names(command: argparse.ArgumentParser) -> set[str]:
+    names: set[str] = set()
+    for action in command._actions:  # argparse has no public list of a parser's options
+        names.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for name, subcommand in action.choices.items():
+                names.add(name)
+                names.update(_option_names(subcommand))
+    return names
+
+
+# An unknown option is named in the error when it reads like one (`--key-f`); a key typed after
+# `--` (`--mk_live_...`) does not.
+_OPTION_LIKE = re.compile(r"--[a-z][a-z-]{0,24}")
+
+
+def _without_values(message: str, argv: Sequence[str], known: set[str]) -> str:
+    """argparse's message with every value from the command line replaced by "…".
+
+    argparse repeats what it could not use ("unrecognized arguments: X", "invalid choice: 'X'",
+    "ignored explicit argument 'X'"), and any of them may be a key pasted in the wrong place.
+    Option and command names stay, so the message still says what was wrong.
+    """
+    hidden: dict[str, str] = {}
     for argument in argv:
-        if argument.split("=", 1)[0] in KEY_OPTIONS:
-            raise UsageError(
-                "a key is never taken as an argument, where shell history and ps would keep it: "
-                f"set ${KEY_ENV} or pass --key-file"
-            )
+        if argument in known or not argument:
+            continue
+        if argument.startswith("--"):
+            name, equals, value = argument.partition("=")
+            shown = name if _OPTION_LIKE.fullmatch(name) else "--…"
+            hidden[argument] = f"{shown}=…" if equals else shown
+            hidden[value] = "…"
+        elif argument.startswith("-") and len(argument) > 2:
+            hidden[argument], hidden[argument[2:]] = f"{argument[:2]}…", "…"
+        elif argument != "-":
+            hidden[argument] = "…"
+    for value in sorted(hidden, key=len, reverse=True):
+        if value:
+            # Whole words only: a short value like "1" must not eat the digits of the message's own text.
+            message = re.sub(rf"(?<![^\s'\"=,]){re.escape(value)}(?![^\s'\",])", hidden[value], message)
+    return message
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         _refuse_key_arguments(argv)
-        arguments = parser().parse_args(argv)
+        command_line = parser()
+        try:
+            arguments = command_line.parse_args(argv)
+        except _BadArguments as bad:
+            message = _without_values(bad.message, argv, _option_names(command_line))
+            print(f"{bad.prog}: error: {message} (see {bad.prog} --help)", file=sys.stderr)
+            return 2
         return int(arguments.run(arguments))
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlsplit
-from urllib.request import Request, urlopen
+from urllib.request import Request
 
 from handler.cli import KEY_ENV, USER_AGENT
 from handler.protocol import SIGNATURE_HEADER, ErrorCode
+from handler.same_origin import RedirectRefused, opener, origin
 from handler.signature import SignatureError, sign
 
 ENDPOINT_OUTPUT = "MedianEndpointUrl"  # template.yaml's output
@@ -65,8 +66,14 @@ def signed_get(url: str, key: str) -> tuple[int, Any]:
     )
     for attempt in range(1, GATEWAY_RETRIES + 1):
         try:
-            with urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310 - as above
+            with opener().open(request, timeout=TIMEOUT_SECONDS) as response:
                 status, payload = response.status, response.read()
+        except RedirectRefused as refused:
+            # The signature, under $MEDIAN_KEY on the second GET, goes to the endpoint's origin alone.
+            raise SmokeCheckFailed(
+                f"GET {url} was redirected ({refused.status}) to {refused.target}, another origin than "
+                f"{origin(url)}: not followed. Is this URL the endpoint's?"
+            ) from None
         except HTTPError as error:
             status, payload = error.code, error.read()
         except (URLError, OSError) as error:
