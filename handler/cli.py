@@ -126,10 +126,15 @@ def command_local_env(arguments: argparse.Namespace) -> int:
     """Write the --env-vars file for sam local: verify with the dev key, no secret, no idempotency table."""
     from pathlib import Path
 
+    from handler.local_key import write_private
     from handler.protocol import DEV_KEY_ENV, IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV
 
     path = Path(arguments.output)
-    _write_json(path, {"Parameters": {DEV_KEY_ENV: dev_key(), KEY_SECRET_ENV: "", IDEMPOTENCY_TABLE_ENV: ""}})
+    document = {"Parameters": {DEV_KEY_ENV: dev_key(), KEY_SECRET_ENV: "", IDEMPOTENCY_TABLE_ENV: ""}}
+    try:
+        write_private(path, json.dumps(document, indent=2) + "\n")  # it holds the dev key: 0600
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror}") from None
     print(path)
     return 0
 
