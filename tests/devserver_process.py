@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -34,7 +35,22 @@ class DevServerProcess:
 
     @property
     def inspector_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/_inspector"
+        """The link the server printed: the page, with the token that lets it run tools."""
+        return f"http://127.0.0.1:{self.port}/_inspector?token={self.token}"
+
+    @property
+    def token(self) -> str:
+        printed = re.search(r"/_inspector\?token=([A-Za-z0-9_-]+)", self.output())
+        assert printed, f"the dev server printed no inspector link:\n{self.output()}"
+        return printed.group(1)
+
+    def inspector_api(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.port}/_inspector/api/{name}"
+
+    @property
+    def token_header(self) -> dict[str, str]:
+        """What the page sends with every API request: the printed token."""
+        return {"x-inspector-token": self.token}
 
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
