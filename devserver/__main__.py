@@ -2,8 +2,9 @@
 
 Each HTTP request becomes an API Gateway HTTP API (payload 2.0) event and goes through
 `handler.app.lambda_handler`, as it would behind API Gateway; /_inspector serves the
-inspector page. It binds to loopback only, and reloads the tools when a file of theirs is
-saved (devserver.reloader).
+inspector page, which runs tools only when opened from the link printed here (its token).
+It binds to loopback only, and reloads the tools when a file of theirs is saved
+(devserver.reloader).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ its headers.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import traceback
@@ -30,6 +31,7 @@ from handler.testing import http_event
 
 if TYPE_CHECKING:
     import socket
+    from collections.abc import Callable
 
     # socketserver's type for a request: a TCP server's is always the socket.
     _Request = socket.socket | tuple[bytes, socket.socket]
@@ -60,12 +62,20 @@ class DevRequestHandler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         try:
             self._answer()
+        except ConnectionError:
+            self.close_connection = True  # the client left: there is no one to answer
         except TimeoutError:
-            self.send_error(408)
+            self._last_word(lambda: self.send_error(408))
         except Exception:  # the dev server's own failure: said in its terminal, answered with a status
             traceback.print_exc(file=sys.stderr)
-            self.close_connection = True
-            self._send(refusal(500, ErrorCode.INTERNAL_ERROR, "The dev server failed; its terminal says why."))
+            failed = refusal(500, ErrorCode.INTERNAL_ERROR, "The dev server failed; its terminal says why.")
+            self._last_word(lambda: self._send(failed))
+
+    def _last_word(self, answer: Callable[[], None]) -> None:
+        """Send the answer that ends this connection, if the client is still there to read it."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):  # gone, or not reading: the connection closes either way
+            answer()
 
     def _answer(self) -> None:
         path = self.path.split("?", 1)[0]

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from tests.scratch_tools import SAMPLE_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from devserver.server import DevServer
 
 REPO = Path(__file__).resolve().parent.parent
 READY_LINE = "Press Ctrl-C to stop."
@@ -98,3 +101,18 @@ def running_devserver(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def serving_in_process(**limits: float) -> Iterator[DevServer]:
+    """A `DevServer` on a free loopback port in this process, with the limits given (small, for tests)."""
+    from devserver.server import DevServer
+
+    server = DevServer(0, **limits)  # type: ignore[arg-type]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

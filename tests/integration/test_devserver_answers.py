@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.devserver_process import running_devserver
+from devserver import inspector
+from tests.devserver_process import running_devserver, serving_in_process
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from devserver.server import DevServer
     from tests.devserver_process import DevServerProcess
+
 
 SAFETY_TIMEOUT_SECONDS = 30.0  # a hung server fails the test instead of hanging the suite
 
@@ -30,7 +33,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServerProces
         yield running
 
 
-def exchange(server: DevServerProcess, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+def exchange(server: DevServerProcess | DevServer, raw: bytes) -> tuple[int, dict[str, str], bytes]:
     """Send raw bytes, read until the server closes or has sent the whole answer; its status, headers and body."""
     with socket.create_connection(("127.0.0.1", server.port), timeout=SAFETY_TIMEOUT_SECONDS) as connection:
         connection.sendall(raw)
@@ -49,7 +52,7 @@ def exchange(server: DevServerProcess, raw: bytes) -> tuple[int, dict[str, str],
     return int(status_line.split()[1]), headers, body
 
 
-def request(server: DevServerProcess, method: str, path: str, body: bytes = b"", **headers: str) -> bytes:
+def request(server: DevServerProcess | DevServer, method: str, path: str, body: bytes = b"", **headers: str) -> bytes:
     lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{server.port}", f"Content-Length: {len(body)}"]
     lines += [f"{name.replace('_', '-')}: {value}" for name, value in headers.items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
@@ -179,3 +182,23 @@ def test_the_server_keeps_serving_after_all_of_them(server: DevServerProcess) ->
     # THEN it answers as usual
     assert (status, headers["content-type"]) == (200, "application/json")
     assert json.loads(body)["manifest"]["tools"]
+
+
+def test_a_failure_of_the_servers_own_code_is_a_json_500_that_quotes_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a dev server whose own code fails on one path (a bug in the inspector, here put there on purpose)
+    def broken(port: int) -> object:
+        raise RuntimeError("details of the failure, perhaps quoting a request")
+
+    monkeypatch.setattr(inspector, "manifest_view", broken)
+    with serving_in_process() as running:
+        raw = request(running, "GET", "/_inspector/api/manifest", X_Inspector_Token=running.token)
+        # WHEN that path is asked for, and then another
+        status, headers, body = exchange(running, raw)
+        after = exchange(running, request(running, "GET", "/_inspector"))
+    # THEN it is a JSON 500 that points at the terminal, which holds the traceback, and the server serves on
+    error = assert_json_error(status, headers, body, 500)
+    assert (error["code"], error["message"]) == ("internal_error", "The dev server failed; its terminal says why.")
+    assert "details of the failure" in capsys.readouterr().err
+    assert after[0] == 200

@@ -10,33 +10,22 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 import pytest
 
-from devserver.server import DevServer
 from handler.protocol import MAX_BODY_BYTES
+from tests.devserver_process import serving_in_process
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
+
+    from devserver.server import DevServer
 
 SAFETY_TIMEOUT_SECONDS = 30.0
 MOST_OF_A_BODY = MAX_BODY_BYTES - 1024
-
-
-@contextmanager
-def serving(**limits: float) -> Iterator[DevServer]:
-    server = DevServer(0, **limits)  # type: ignore[arg-type]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def eventually(condition: Callable[[], bool], what: str) -> None:
@@ -103,7 +92,10 @@ def staller(server: DevServer, stack: ExitStack) -> socket.socket:
 
 def test_stalled_bodies_past_the_budget_are_refused_and_the_page_is_still_served() -> None:
     # GIVEN a dev server that holds at most two bodies of the largest size at once
-    with serving(body_budget=2 * MAX_BODY_BYTES, read_timeout=SAFETY_TIMEOUT_SECONDS) as server, ExitStack() as stack:
+    with (
+        serving_in_process(body_budget=2 * MAX_BODY_BYTES, read_timeout=SAFETY_TIMEOUT_SECONDS) as server,
+        ExitStack() as stack,
+    ):
         # WHEN two clients each send most of a 1 MiB body and stall
         stalled = [staller(server, stack) for _ in range(2)]
         eventually(lambda: server.body_budget.held == 2 * MAX_BODY_BYTES, "both bodies admitted")
@@ -142,7 +134,7 @@ STALLS = {
 @pytest.mark.parametrize("where", list(STALLS))
 def test_a_connection_that_stalls_before_its_body_is_closed_by_the_read_timeout(where: str) -> None:
     # GIVEN a dev server with a short read timeout
-    with serving(read_timeout=0.5) as server, connect(server) as connection:
+    with serving_in_process(read_timeout=0.5) as server, connect(server) as connection:
         # WHEN a client stalls in the middle of a request, or after one
         sent = STALLS[where]
         if sent is None:
@@ -158,7 +150,7 @@ def test_a_connection_that_stalls_before_its_body_is_closed_by_the_read_timeout(
 
 def test_a_body_that_stalls_is_answered_408_and_let_go() -> None:
     # GIVEN a dev server with a short read timeout
-    with serving(read_timeout=0.5) as server, connect(server) as connection:
+    with serving_in_process(read_timeout=0.5) as server, connect(server) as connection:
         # WHEN a client sends most of a body and stalls
         connection.sendall(head(server, "POST", "/", MAX_BODY_BYTES, Content_Type="application/json"))
         connection.sendall(b" " * MOST_OF_A_BODY)
@@ -171,7 +163,7 @@ def test_a_body_that_stalls_is_answered_408_and_let_go() -> None:
 
 def test_connections_past_the_limit_are_turned_away_in_json_until_one_closes() -> None:
     # GIVEN a dev server that takes four connections at once
-    with serving(max_connections=4, read_timeout=SAFETY_TIMEOUT_SECONDS) as server, ExitStack() as stack:
+    with serving_in_process(max_connections=4, read_timeout=SAFETY_TIMEOUT_SECONDS) as server, ExitStack() as stack:
         # WHEN four clients connect and send nothing, and a fifth connects
         idle = [stack.enter_context(connect(server)) for _ in range(4)]
         with connect(server) as fifth:
@@ -195,7 +187,7 @@ def test_connections_past_the_limit_are_turned_away_in_json_until_one_closes() -
 
 def test_make_serve_has_a_read_timeout_and_bounds() -> None:
     # GIVEN the dev server as `make serve` makes it
-    with serving() as server:
+    with serving_in_process() as server:
         # WHEN its limits are read
         # THEN it waits a bounded time for bytes, and holds a bounded number of bodies
         assert 0 < server.read_timeout <= 60
