@@ -401,7 +401,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _is_key_option(argument: str) -> bool:
-    """--key, -kSECRET, --median-key=SECRET, --secret, and every abbreviation or extension of them but --key-file."""
+    """--key, -kSECRET, --median-key=SECRET, --secret, and every abbreviation or extension of them but --key-file.
+
+    In any case and with `_` for `-`: argparse would refuse `--KEY` or `--median_key` as unknown,
+    but the one who typed it meant a key, and is told where it goes.
+    """
+    argument = argument.lower().replace("_", "-")
     if argument.startswith("--"):
         name = argument.split("=", 1)[0]
         if len(name) < len("--k") or (KEY_FILE_OPTION.startswith(name) and len(name) > len("--key")):

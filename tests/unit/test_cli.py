@@ -64,7 +64,7 @@ LONG_KEY_OPTIONS = ["--key", "--median-key", "--secret"]
 # Each long option, and each abbreviation or extension of it someone might type.
 KEY_OPTION_NAMES = sorted(
     {option[:length] for option in LONG_KEY_OPTIONS for length in range(3, len(option) + 1)} - {"--key-file"[:3]}
-    | {"--k", "--keys", "--key-value", "--secret-key", "--median-key-value"}
+    | {"--k", "--keys", "--key-value", "--secret-key", "--median-key-value", "--KEY", "--Median-Key", "--median_key"}
 )
 keys = st.text(alphabet=string.ascii_letters + string.digits + "_-+/=", min_size=12, max_size=40).map(
     lambda text: f"mk_live_{text}"
@@ -85,7 +85,7 @@ def run_main(arguments: list[str]) -> tuple[int, str]:
 @settings(max_examples=150, deadline=None)
 @given(
     command=st.sampled_from(COMMANDS),
-    option=st.sampled_from([*KEY_OPTION_NAMES, "-k"]),
+    option=st.sampled_from([*KEY_OPTION_NAMES, "-k", "-K", "-key"]),
     form=st.sampled_from(["separate", "equals", "attached"]),
     key=keys,
     first=st.booleans(),
