@@ -202,3 +202,13 @@ def test_a_failure_of_the_servers_own_code_is_a_json_500_that_quotes_nothing(
     assert (error["code"], error["message"]) == ("internal_error", "The dev server failed; its terminal says why.")
     assert "details of the failure" in capsys.readouterr().err
     assert after[0] == 200
+
+
+def test_the_token_is_printed_once_and_never_logged(server: DevServerProcess) -> None:
+    # GIVEN the server, whose startup text printed the inspector's link
+    # WHEN the page is opened from that link and makes its API requests
+    exchange(server, request(server, "GET", f"/_inspector?token={server.token}"))
+    exchange(server, request(server, "GET", "/_inspector/api/manifest", X_Inspector_Token=server.token))
+    # THEN the terminal logged both requests, by their path alone: the token appears only in the link
+    assert "GET /_inspector -> 200" in server.output()
+    assert server.output().count(server.token) == 1
