@@ -8,13 +8,14 @@ a file, never from an argument, where it would land in shell history and in `ps`
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
+
+from handler.arguments import BadArguments, QuietParser, parse_quietly
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
     from pathlib import Path
 
@@ -25,10 +26,6 @@ KEY_ENV = "MEDIAN_KEY"
 EVENTS_DIR = "events"
 # What `sam local invoke --env-vars` reads; "Parameters" applies it to every function.
 LOCAL_ENV_FILE = f"{EVENTS_DIR}/env.json"
-# What someone might try to pass a key with; every spelling of them is refused (_is_key_option).
-LONG_KEY_OPTIONS = ("--key", "--median-key", "--secret")
-SHORT_KEY_OPTION = "-k"
-KEY_FILE_OPTION = "--key-file"
 USER_AGENT = "median-tools-cli"
 INPUT_EXAMPLE = """'{"orderNumber":"ORD-1042"}'"""
 KEY_FILE_HELP = f"a file holding the key (default: ${KEY_ENV}, then make serve's dev key)"
@@ -344,7 +341,7 @@ def command_new_tool(arguments: argparse.Namespace) -> int:
 
 
 class _NoAbbreviations:
-    def __init__(self, subparsers: argparse._SubParsersAction[_Parser]) -> None:
+    def __init__(self, subparsers: argparse._SubParsersAction[QuietParser]) -> None:
         self._subparsers = subparsers
 
     def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser:
@@ -358,9 +355,9 @@ def _request_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--input", help="the tool's input, a JSON object (default: {})")
 
 
-def parser() -> argparse.ArgumentParser:
+def parser() -> QuietParser:
     # No abbreviations: `--key SECRET` must not pass as `--key-file SECRET` and echo the key back.
-    root = _Parser(prog="python -m handler", description="Tools for the Median tools protocol.", allow_abbrev=False)
+    root = QuietParser(prog="python -m handler", description="Tools for the Median tools protocol.", allow_abbrev=False)
     subparsers = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands = _NoAbbreviations(subparsers)
     signing = commands.add_parser("sign", help=command_sign.__doc__)
@@ -400,97 +397,25 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def _is_key_option(argument: str) -> bool:
-    """--key, -kSECRET, --median-key=SECRET, --secret, and every abbreviation or extension of them but --key-file.
-
-    In any case and with `_` for `-`: argparse would refuse `--KEY` or `--median_key` as unknown,
-    but the one who typed it meant a key, and is told where it goes.
-    """
-    argument = argument.lower().replace("_", "-")
-    if argument.startswith("--"):
-        name = argument.split("=", 1)[0]
-        if len(name) < len("--k") or (KEY_FILE_OPTION.startswith(name) and len(name) > len("--key")):
-            return False  # `--`, and --key-file or its abbreviations, which argparse refuses on its own
-        return any(option.startswith(name) or name.startswith(option) for option in LONG_KEY_OPTIONS)
-    return argument.startswith(SHORT_KEY_OPTION)
-
-
 def _refuse_key_arguments(argv: Sequence[str]) -> None:
     """Stop before argparse, and say where a key goes instead."""
-    if any(_is_key_option(argument) for argument in argv):
+    from handler.arguments import is_key_option
+
+    if any(is_key_option(argument) for argument in argv):
         raise UsageError(
             "a key is never taken as an argument, where shell history and ps would keep it: "
             f"set ${KEY_ENV} or pass --key-file"
         )
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors come to main(), which hides the values in them before printing."""
-
-    def error(self, message: str) -> NoReturn:
-        raise _BadArguments(self.prog, message)
-
-
-class _BadArguments(Exception):
-    def __init__(self, prog: str, message: str) -> None:
-        super().__init__(message)
-        self.prog = prog
-        self.message = message
-
-
-def _option_names(command: argparse.ArgumentParser) -> set[str]:
-    names: set[str] = set()
-    for action in command._actions:  # argparse has no public list of a parser's options
-        names.update(action.option_strings)
-        if isinstance(action, argparse._SubParsersAction):
-            for name, subcommand in action.choices.items():
-                names.add(name)
-                names.update(_option_names(subcommand))
-    return names
-
-
-# An unknown option is named in the error when it reads like one (`--key-f`); a key typed after
-# `--` (`--mk_live_...`) does not.
-_OPTION_LIKE = re.compile(r"--[a-z][a-z-]{0,24}")
-
-
-def _without_values(message: str, argv: Sequence[str], known: set[str]) -> str:
-    """argparse's message with every value from the command line replaced by "…".
-
-    argparse repeats what it could not use ("unrecognized arguments: X", "invalid choice: 'X'",
-    "ignored explicit argument 'X'"), and any of them may be a key pasted in the wrong place.
-    Option and command names stay, so the message still says what was wrong.
-    """
-    hidden: dict[str, str] = {}
-    for argument in argv:
-        if argument in known or not argument:
-            continue
-        if argument.startswith("--"):
-            name, equals, value = argument.partition("=")
-            shown = name if _OPTION_LIKE.fullmatch(name) else "--…"
-            hidden[argument] = f"{shown}=…" if equals else shown
-            hidden[value] = "…"
-        elif argument.startswith("-") and len(argument) > 2:
-            hidden[argument], hidden[argument[2:]] = f"{argument[:2]}…", "…"
-        elif argument != "-":
-            hidden[argument] = "…"
-    for value in sorted(hidden, key=len, reverse=True):
-        if value:
-            # Whole words only: a short value like "1" must not eat the digits of the message's own text.
-            message = re.sub(rf"(?<![^\s'\"=,]){re.escape(value)}(?![^\s'\",])", hidden[value], message)
-    return message
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         _refuse_key_arguments(argv)
-        command_line = parser()
         try:
-            arguments = command_line.parse_args(argv)
-        except _BadArguments as bad:
-            message = _without_values(bad.message, argv, _option_names(command_line))
-            print(f"{bad.prog}: error: {message} (see {bad.prog} --help)", file=sys.stderr)
+            arguments = parse_quietly(parser(), argv)
+        except BadArguments as bad:
+            print(bad, file=sys.stderr)
             return 2
         return int(arguments.run(arguments))
     except UsageError as error:
