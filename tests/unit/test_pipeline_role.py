@@ -240,6 +240,8 @@ def test_stack_scoped_statements_name_the_stage_stack() -> None:
     # GIVEN the execution role's statements whose resources carry names
     named = {
         "StackRoles",
+        "StackRolesOnlyWithinTheBoundary",
+        "StackRolesGetOnlyTheTemplatesManagedPolicy",
         "StackFunction",
         "StackLogGroups",
         "StackTables",
