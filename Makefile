@@ -126,7 +126,7 @@ $(SAM_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
 build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
 	$(SAM) build
 
-validate: $(SAM_INSTALLED) ## sam validate --lint: the template and the pipeline's role template, by cfn-lint
+validate: $(SAM_INSTALLED) ## sam validate --lint, cfn-lint's serverless rules and Checkov: the templates and .github/
 	$(SAM) validate --lint
 	$(SAM) validate --lint --template pipeline/oidc-role.yaml
 
@@ -137,6 +137,36 @@ validate: $(SAM_INSTALLED) ## sam validate --lint: the template and the pipeline
 validate: validate-serverless
 validate-serverless: $(SAM_INSTALLED)
 	$(SAM_VENV)/bin/cfn-lint template.yaml --append-rules cfn_lint_serverless.rules --non-zero-exit-code error
+
+# Checkov's bundled checks, offline (no platform, no mapping download, no update check), on both
+# templates and .github/: any failed check fails. It reads SAM resources as written, before the
+# transform (it merges Globals in itself), so the roles are written out in template.yaml, where
+# it sees them. A check that does not apply is skipped next to its resource, in Metadata, with
+# the reason. A template Checkov cannot parse only counts as a "parsing error" with exit 0, so
+# that fails here too (a broken workflow it skips without a word: `make lint-workflows` fails on
+# it). Its own venv: its pins (boto3, cfn-lint, ...) are not the SAM CLI's or ours.
+CHECKOV_VENV := $(VENV)/checkov
+CHECKOV_INSTALLED := $(CHECKOV_VENV)/.installed
+CHECKOV = CKV_SKIP_PACKAGE_UPDATE_CHECK=true BC_SKIP_MAPPING=TRUE \
+	$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact
+.PHONY: validate-checkov
+validate: validate-checkov
+
+$(CHECKOV_INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(CHECKOV_VENV) $(UV) sync --quiet --locked --only-group checkov || $(STALE_LOCK)
+	@touch $@
+
+validate-checkov: $(CHECKOV_INSTALLED)
+	@for scan in "--framework cloudformation secrets -f template.yaml -f pipeline/oidc-role.yaml" \
+			"--framework github_actions secrets -d .github"; do \
+		echo "checkov $$scan"; \
+		report=$$($(CHECKOV) $$scan 2>&1); status=$$?; echo "$$report"; \
+		if echo "$$report" | grep -q "Parsing errors"; then \
+			echo "Checkov could not read a file above, so it checked nothing in it: fix the file's YAML." >&2; exit 1; \
+		fi; \
+		[ $$status -eq 0 ] || exit $$status; \
+	done
 
 # sam build runs this (template.yaml: BuildMethod makefile) in this directory, with
 # ARTIFACTS_DIR set; samconfig.toml's build_in_source spares it a copy of .venv. The
