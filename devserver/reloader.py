@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from devserver.lambda_runner import one_request_at_a_time
-from handler.registry import ToolLoadError, package_directory, reload_tools, shown_path, tools_package
+from handler.registry import (
+    ToolLoadError,
+    describe_failure,
+    package_directory,
+    reload_tools,
+    shown_path,
+    tools_package,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -57,16 +64,19 @@ class ToolsReloader:
         from handler import app
         from handler.manifest import build_manifest
 
+        failures: list[str] = []
+        problems: list[str] = []
         with one_request_at_a_time:
             try:
                 registry = reload_tools(self.package)
-                failures: list[str] = []
+                problems = [str(problem) for problem in build_manifest(registry)[1]]
             except ToolLoadError as failed:
                 registry, failures = None, failed.lines
+            except Exception as error:  # the author's code ran: whatever it raised, the reloader lives on
+                registry, failures = None, [describe_failure(error, self.package)]
             finally:
                 app.forget_manifest()
                 _revision += 1
-            problems = [str(problem) for problem in build_manifest(registry)[1]] if registry else []
         names = sorted({Path(path).name for path in changed})
 
         def say(text: str, details: Sequence[str] = ()) -> None:
@@ -100,7 +110,10 @@ class ToolsReloader:
             for changes in watchfiles.watch(
                 self.directory, watch_filter=watchfiles.PythonFilter(), stop_event=self._stop, raise_interrupt=False
             ):
-                self.load(path for _, path in changes)
+                try:
+                    self.load(path for _, path in changes)
+                except Exception as error:  # saying it failed: the next save must still be seen
+                    self._say(f"Reloading failed: {describe_failure(error, self.package)}")
 
         self._thread = threading.Thread(target=watch, name="tools-reloader", daemon=True)
         self._thread.start()
