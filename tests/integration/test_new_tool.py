@@ -243,7 +243,7 @@ def test_make_test_tools_runs_the_tools_tests_alone_and_the_next_steps_name_it(p
     # GIVEN a scaffolded tool, and a failing test outside tests/tools/
     made = project.make("new-tool", f"NAME={NAME}")
     assert made.returncode == 0, made.stdout + made.stderr
-    project.write("tests/test_elsewhere.py", "def test_elsewhere() -> None:\n    raise AssertionError('not a tool test')\n")
+    project.write("tests/test_elsewhere.py", "def test_elsewhere() -> None:\n    raise AssertionError('not ours')\n")
     # THEN the printed next steps name the quick loop
     assert "make test-tools check" in made.stdout
     # WHEN the author runs `make test-tools`
