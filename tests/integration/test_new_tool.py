@@ -99,7 +99,7 @@ def test_make_lint_type_checks_tools_and_the_scaffolds_tool_passes(project: Proj
     assert checked.returncode == 0, checked.stdout
     # AND WHEN a tool is given a type mistake
     tool = project.root / TOOL_FILE
-    tool.write_text(tool.read_text(encoding="utf-8") + "\n\nSTATUS: int = _RECORDS[\"EXAMPLE-1\"]\n", encoding="utf-8")
+    tool.write_text(tool.read_text(encoding="utf-8") + '\n\nSTATUS: int = _RECORDS["EXAMPLE-1"]\n', encoding="utf-8")
     checked = project.run("-m", "mypy")
     # THEN mypy names the author's file and line
     assert checked.returncode == 1
