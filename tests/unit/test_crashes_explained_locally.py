@@ -1,0 +1,139 @@
+"""A tool's crash, off Lambda, is printed with its message and the author's frames; the answer never carries it.
+
+Under the test client and `sam local` (AWS_SAM_LOCAL=true), the exception goes to stderr, which
+pytest shows with a failing test and sam local shows on its terminal. `make serve`'s terminal is
+tests/integration/test_devserver_crashes.py's; a deployed function's log,
+tests/integration/test_deployed_logs_hold_no_secrets.py's.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING
+
+import pytest
+from pydantic import BaseModel, Field
+
+from handler import ToolContext, diagnostics, tool
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from handler.registry import Registry
+    from handler.testing import MedianTestClient, TestAnswer
+
+CUSTOMER_NOTE = "Ada Lovelace, card 4242"
+
+
+class NoteInput(BaseModel):
+    note: str = Field(description="Any text.")
+
+
+def _find_carrier(note: str) -> str:
+    carriers = {"express": "DHL"}
+    return carriers[note]  # the line the crash is at
+
+
+def _register_crashing_tools() -> None:
+    @tool(risk="low", name="syncCrash")
+    def sync_crash(args: NoteInput) -> dict[str, object]:
+        """Crash in a helper, with the customer's note in the message."""
+        return {"carrier": _find_carrier(args.note)}
+
+    @tool(risk="low", name="asyncCrash")
+    async def async_crash(args: NoteInput) -> dict[str, object]:
+        """Crash as an async tool."""
+        return {"carrier": _find_carrier(args.note)}
+
+    @tool(risk="low", name="unsendable")
+    def unsendable(args: NoteInput) -> dict[str, object]:
+        """Return what no JSON can carry."""
+        return {"note": {args.note}}
+
+    @diagnostics
+    def health(ctx: ToolContext) -> dict[str, object]:
+        return {"carrier": _find_carrier(CUSTOMER_NOTE)}
+
+
+def _call(tool_name: str) -> Callable[[MedianTestClient], TestAnswer]:
+    return lambda client: client.call(tool_name, {"note": CUSTOMER_NOTE})
+
+
+# (how it is asked, what the printout names as crashed, its last line, the author's line it passes)
+_HELPER_LINE = f"line {inspect.getsourcelines(_find_carrier)[1] + 2}, in _find_carrier"
+CRASHES = {
+    "a sync tool": (_call("syncCrash"), "Tool syncCrash", f"KeyError: '{CUSTOMER_NOTE}'", _HELPER_LINE),
+    "an async tool": (_call("asyncCrash"), "Tool asyncCrash", f"KeyError: '{CUSTOMER_NOTE}'", _HELPER_LINE),
+    "diagnostics": (lambda client: client.diagnostics(), "Diagnostics", f"KeyError: '{CUSTOMER_NOTE}'", _HELPER_LINE),
+    "an answer that is no JSON": (
+        _call("unsendable"),
+        "Tool unsendable (its return value is not JSON)",
+        "TypeError: Object of type set is not JSON serializable",
+        "",
+    ),
+}
+
+
+@pytest.fixture
+def crashing_tools(scratch_registry: Registry) -> None:
+    _register_crashing_tools()
+
+
+@pytest.fixture(params=["the test client", "sam local"])
+def local_run(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Off Lambda: pytest's own environment, or the one sam local gives the function's container."""
+    if request.param == "sam local":
+        monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "MedianToolsFunction")
+        monkeypatch.setenv("AWS_SAM_LOCAL", "true")
+    return str(request.param)
+
+
+@pytest.mark.usefixtures("crashing_tools")
+@pytest.mark.parametrize(("ask", "what", "last_line", "authors_line"), list(CRASHES.values()), ids=list(CRASHES))
+def test_a_crash_is_printed_with_its_message_and_the_authors_frames(
+    client: MedianTestClient,
+    capsys: pytest.CaptureFixture[str],
+    local_run: str,
+    ask: Callable[[MedianTestClient], TestAnswer],
+    what: str,
+    last_line: str,
+    authors_line: str,
+) -> None:
+    # GIVEN a tool that crashes with the customer's input in its message, run off Lambda
+    # WHEN it is called
+    answer = ask(client)
+    printed = capsys.readouterr().err
+    # THEN the answer is a 500 internal_error with a reference, and never the message
+    assert answer.status == 500
+    error = answer.body["error"]
+    assert error["code"] == "internal_error"
+    assert CUSTOMER_NOTE not in str(answer.body)
+    # AND stderr says what crashed, under that reference, with the exception and its message
+    reference = error["message"].rsplit("reference ", 1)[-1].rstrip(".").removeprefix("Reference ")
+    assert f"{what} crashed; its answer is 500 internal_error, reference {reference}." in printed
+    assert printed.rstrip().endswith(last_line)
+    # AND any traceback starts in the author's code, at this file's lines, never in the framework's
+    if authors_line:
+        traceback_lines = printed.split("Traceback (most recent call last):\n", 1)[1].splitlines()
+        assert traceback_lines[0].startswith('  File "tests/unit/test_crashes_explained_locally.py", line ')
+        assert authors_line in printed
+    else:
+        assert "Traceback" not in printed
+    assert "handler/" not in printed
+
+
+def test_a_tool_that_declines_prints_nothing(
+    client: MedianTestClient, capsys: pytest.CaptureFixture[str], scratch_registry: Registry
+) -> None:
+    # GIVEN a tool that declines with a ToolError, as it should
+    from handler import ToolError
+
+    @tool(risk="low", name="declines")
+    def declines(args: NoteInput) -> dict[str, object]:
+        raise ToolError("No such order.")
+
+    # WHEN it is called
+    answer = client.call("declines", {"note": CUSTOMER_NOTE})
+    # THEN the agent gets the message, and nothing is printed as a crash
+    assert answer.body["error"] == {"code": "tool_error", "message": "No such order."}
+    assert "crashed" not in capsys.readouterr().err
