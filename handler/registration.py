@@ -19,6 +19,7 @@ import ast
 import inspect
 import re
 import textwrap
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, PydanticUndefinedAnnotation, TypeAdapter
@@ -171,3 +172,80 @@ def _field_line(cls: type, field: str) -> str:
 def _first_paragraph(error: BaseException) -> str:
     """pydantic's messages run to paragraphs and a link: the first paragraph, on one line."""
     return " ".join(str(error).strip().split("\n\n", 1)[0].split()) or type(error).__name__
+
+
+# --- pydantic's refusals at import, which it raises at the `class` line: the field's line instead --------
+
+
+def refusal_at_class(error: BaseException, filename: str, line: int) -> tuple[int, str] | None:
+    """(the line, what is wrong) of a model pydantic refused while its `class` statement ran, at the
+    field or validator the refusal is about; None when the refusal is not one of those known here."""
+    code = getattr(error, "code", None)
+    try:
+        tree = ast.parse(Path(filename).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    model = next(
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef) and line in (node.lineno, *(d.lineno for d in node.decorator_list))
+        ),
+        None,
+    )
+    if model is None:
+        return None
+    message = str(error)
+    if code == "schema-for-unknown-type":
+        named = re.search(r"<class '(?:[\w.]+\.)?(\w+)'>", message)
+        field = _annotated_naming(model, named.group(1)) if named else None
+        if field is not None and named is not None:
+            return field.lineno, (
+                f"{model.name}.{_target(field)}: pydantic cannot validate {named.group(1)}, a class it does not "
+                f"know; {_SCALARS_HINT}"
+            )
+    elif code == "model-field-missing-annotation":
+        named = re.search(r"Field '(\w+)'", message)
+        assigned = _assigned(model, named.group(1)) if named else None
+        if assigned is not None and named is not None:
+            return assigned.lineno, (
+                f"{model.name}.{named.group(1)}: a field needs a type annotation, as in "
+                f'`{named.group(1)}: str = Field(description="...")`'
+            )
+    elif code == "decorator-missing-field":
+        fields = {_target(node) for node in model.body if isinstance(node, ast.AnnAssign)}
+        for function in (node for node in model.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)):
+            for decorator in function.decorator_list:
+                named_fields = [
+                    argument.value
+                    for argument in (decorator.args if isinstance(decorator, ast.Call) else [])
+                    if isinstance(argument, ast.Constant) and isinstance(argument.value, str)
+                ]
+                unknown = [name for name in named_fields if name not in fields and name != "*"]
+                if unknown:
+                    return decorator.lineno, (
+                        f"{model.name}.{function.name}: the validator names {unknown[0]!r}, which is no field of "
+                        f"{model.name}; name one of its fields: {', '.join(sorted(fields)) or 'none yet'}"
+                    )
+    return None
+
+
+def _target(node: ast.AnnAssign) -> str:
+    return node.target.id if isinstance(node.target, ast.Name) else ast.unparse(node.target)
+
+
+def _annotated_naming(model: ast.ClassDef, name: str) -> ast.AnnAssign | None:
+    for node in model.body:
+        if isinstance(node, ast.AnnAssign) and any(
+            (isinstance(part, ast.Name) and part.id == name) or (isinstance(part, ast.Attribute) and part.attr == name)
+            for part in ast.walk(node.annotation)
+        ):
+            return node
+    return None
+
+
+def _assigned(model: ast.ClassDef, name: str) -> ast.Assign | None:
+    for node in model.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return node
+    return None

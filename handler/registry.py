@@ -176,6 +176,13 @@ def _describe(error: BaseException, directory: str | None, fallback: str | None 
         what = f"{type(error).__name__}: {error.msg}"
         return f"{shown_path(error.filename or '')}:{error.lineno}: {what}"
     frame = _last_frame_inside(error.__traceback__, directory)
+    if frame is not None and type(error).__module__.startswith("pydantic."):
+        # pydantic refuses a model at its `class` line: the field it is about is the author's line.
+        from handler.registration import refusal_at_class
+
+        refused = refusal_at_class(error, *frame)
+        if refused is not None:
+            return f"{shown_path(frame[0])}:{refused[0]}: {refused[1]}"
     if frame is not None:
         return f"{shown_path(frame[0])}:{frame[1]}: {what}"
     return f"{shown_path(fallback)}: {what}" if fallback else what

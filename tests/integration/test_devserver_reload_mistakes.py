@@ -49,7 +49,8 @@ MISTAKES = [
     ),
     (
         HEAD + "class NoteInput(BaseModel):\n    note = Field(description='Any text.')\n" + TOOL,
-        "tools/notes.py:10: PydanticUserError: Field 'note' requires a type annotation (see https://errors.",
+        "tools/notes.py:11: NoteInput.note: a field needs a type annotation, as in "
+        '`note: str = Field(description="...")`',
     ),
     (
         HEAD + "class NoteInput(BaseModel):\n    note: str\n" + TOOL.replace("args: NoteInput", "args: NoteInputt"),

@@ -114,16 +114,60 @@ class RefundInput(BaseModel):
         "for core_schema.IsInstanceSchema (<class '{package}.refunds.Carrier'>)); a field is one of str, float, "
         "int, bool, a Literal or an Enum",
     ),
-    "a field pydantic refuses": (
+    "a field without an annotation": (
         IMPORTS
         + """
 class RefundInput(BaseModel):
     orderNumber = Field(description="The order number.")
 """
         + REFUND,
+        "orderNumber =",
+        'RefundInput.orderNumber: a field needs a type annotation, as in `orderNumber: str = Field(description="...")`',
+    ),
+    "a class of the author's as a field type": (
+        POSTPONED
+        + IMPORTS
+        + """
+class Carrier:
+    pass
+class RefundInput(BaseModel):
+    orderNumber: str
+    carrier: Carrier
+"""
+        + REFUND,
+        "carrier: Carrier",
+        "RefundInput.carrier: pydantic cannot validate Carrier, a class it does not know; a field is one of str, "
+        "float, int, bool, a Literal or an Enum",
+    ),
+    "a validator naming no field": (
+        IMPORTS
+        + """
+from pydantic import field_validator
+class RefundInput(BaseModel):
+    orderNumber: str
+    @field_validator("orderNumbr")
+    @classmethod
+    def upper(cls, value: str) -> str:
+        return value.upper()
+"""
+        + REFUND,
+        "@field_validator",
+        "RefundInput.upper: the validator names 'orderNumbr', which is no field of RefundInput; name one of its "
+        "fields: orderNumber",
+    ),
+    "a refusal the loader does not know by its code, on one line": (
+        IMPORTS
+        + """
+class RefundInput(BaseModel):
+    orderNumber: str
+    class Config:
+        frozen = True
+    model_config = ConfigDict(frozen=True)
+"""
+        + REFUND,
         "class RefundInput",
-        "PydanticUserError: Field 'orderNumber' requires a type annotation "
-        "(see https://errors.pydantic.dev/{pydantic}/u/model-field-missing-annotation)",
+        'PydanticUserError: "Config" and "model_config" cannot be used together '
+        "(see https://errors.pydantic.dev/{pydantic}/u/config-both)",
     ),
     "a misspelt attribute in the tool's annotation, postponed": (
         POSTPONED
