@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 _FRAMEWORK = Path(__file__).resolve().parent
 _STANDARD_LIBRARY = Path(sysconfig.get_paths()["stdlib"]).resolve()
+# The last few explanations by reference, oldest first: a local process's, never a deployed one's.
+_KEPT = 16
+_recent: dict[str, str] = {}
 
 
 def explain_locally(what: str, reference: str, error: BaseException) -> None:
@@ -33,12 +36,21 @@ def explain_locally(what: str, reference: str, error: BaseException) -> None:
     explained.stack = traceback.StackSummary.from_list(_from_the_authors_code(list(explained.stack)))
     for frame in explained.stack:
         frame.filename = shown_path(frame.filename)
+    text = "".join(explained.format())
+    _recent[reference] = text
+    while len(_recent) > _KEPT:
+        del _recent[next(iter(_recent))]
     sys.stderr.write(
         f"{what} crashed; its answer is 500 internal_error, reference {reference}. "
-        "Here, not deployed, is why (a deployed function logs only the exception's type and place):\n"
-        + "".join(explained.format())
+        "Here, not deployed, is why (a deployed function logs only the exception's type and place):\n" + text
     )
     sys.stderr.flush()
+
+
+def explanation(reference: str) -> str | None:
+    """The traceback printed for the crash answered under `reference`, while it is one of the last few: the
+    inspector shows it beside the answer (devserver/inspector.py), which itself never carries it."""
+    return _recent.get(reference)
 
 
 def _from_the_authors_code(frames: list[FrameSummary]) -> list[FrameSummary]:

@@ -9,6 +9,7 @@ tests/integration/test_deployed_logs_hold_no_secrets.py's.
 from __future__ import annotations
 
 import inspect
+import json
 from typing import TYPE_CHECKING
 
 import pytest
@@ -120,6 +121,41 @@ def test_a_crash_is_printed_with_its_message_and_the_authors_frames(
     else:
         assert "Traceback" not in printed
     assert "handler/" not in printed
+
+
+@pytest.mark.usefixtures("crashing_tools")
+def test_the_inspector_shows_the_crash_beside_an_answer_that_does_not_carry_it() -> None:
+    # GIVEN the inspector, signing with the dev key, and a tool that crashes
+    from devserver.inspector import route
+    from handler.testing import TEST_KEY, dev_key
+
+    document = {"tool": "syncCrash", "input": {"note": CUSTOMER_NOTE}}
+    headers = {"host": "127.0.0.1:3000", "content-type": "application/json", "origin": "http://127.0.0.1:3000"}
+    # WHEN the page calls it
+    with dev_key(TEST_KEY):
+        reply = route("POST", "/_inspector/api/call", headers, json.dumps(document).encode(), port=3000)
+    view = json.loads(reply.body)
+    # THEN the answer is the handler's, without the message
+    assert (view["status"], view["errorCode"]) == (500, "internal_error")
+    assert CUSTOMER_NOTE not in json.dumps(view["answer"])
+    # AND beside it, the traceback printed on the terminal: the author's frames and the message
+    assert view["crash"].startswith('Traceback (most recent call last):\n  File "tests/unit/')
+    assert view["crash"].rstrip().endswith(f"KeyError: '{CUSTOMER_NOTE}'")
+
+
+@pytest.mark.usefixtures("crashing_tools")
+def test_the_inspector_shows_no_crash_for_an_answer_that_is_no_crash() -> None:
+    # GIVEN the inspector and a tool called with input it refuses
+    from devserver.inspector import route
+    from handler.testing import TEST_KEY, dev_key
+
+    headers = {"host": "127.0.0.1:3000", "content-type": "application/json", "origin": "http://127.0.0.1:3000"}
+    # WHEN the page calls it
+    with dev_key(TEST_KEY):
+        reply = route("POST", "/_inspector/api/call", headers, b'{"tool": "syncCrash", "input": {}}', port=3000)
+    # THEN it is the 422, with no crash beside it
+    view = json.loads(reply.body)
+    assert (view["status"], view["crash"]) == (422, None)
 
 
 def test_a_tool_that_declines_prints_nothing(
