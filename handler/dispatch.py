@@ -15,7 +15,6 @@ from handler.authoring import ToolContext, ToolError
 from handler.aws_clients import STORE_CALL, longest_call_seconds
 from handler.deadline import ToolTimedOut, call_within
 from handler.idempotency import applies, at_most_once
-from handler.local_crash import explain_locally
 from handler.observability import Metric, logger, record_tool_run, tool_segment
 from handler.protocol import (
     MAX_INPUT_ERROR_DETAILS,
@@ -160,6 +159,8 @@ def _crashed(what: str, error: BaseException, ctx: ToolContext, *, returned: boo
     reference = ctx.reference
     # The answer's reference is all the caller has: the log line must carry it to be found by it.
     logger.error(f"{what} crashed", extra={"call_id": ctx.call_id, "reference": reference, **_crash_summary(error)})
+    from handler.local_crash import explain_locally  # only a crash pays for it, never a cold POST
+
     explain_locally(what, reference, error)
     return Answer(
         500,
