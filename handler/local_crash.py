@@ -28,12 +28,16 @@ _KEPT = 16
 _recent: dict[str, str] = {}
 
 
-def explain_locally(what: str, reference: str, error: BaseException) -> None:
-    """Print `what` crashed, with the exception and the frames from the author's code on, unless deployed."""
+def explain_locally(what: str, reference: str, error: BaseException, *, authors_frames_only: bool = True) -> None:
+    """Print `what` crashed, with the exception and the frames from the author's code on, unless deployed.
+
+    With authors_frames_only=False (a failure of the handler itself) every frame is shown.
+    """
     if running_in_deployed_lambda():
         return
     explained = traceback.TracebackException.from_exception(error)
-    explained.stack = traceback.StackSummary.from_list(_from_the_authors_code(list(explained.stack)))
+    if authors_frames_only:
+        explained.stack = traceback.StackSummary.from_list(_from_the_authors_code(list(explained.stack)))
     for frame in explained.stack:
         frame.filename = shown_path(frame.filename)
     text = "".join(explained.format())

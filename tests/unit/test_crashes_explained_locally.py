@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from handler import ToolContext, diagnostics, tool
 
@@ -28,6 +28,15 @@ CUSTOMER_NOTE = "Ada Lovelace, card 4242"
 
 class NoteInput(BaseModel):
     note: str = Field(description="Any text.")
+
+
+class StrictNote(BaseModel):
+    note: str
+
+    @field_validator("note")
+    @classmethod
+    def looked_up(cls, value: str) -> str:
+        raise RuntimeError(f"lookup service down for {value}")
 
 
 def _find_carrier(note: str) -> str:
@@ -156,6 +165,25 @@ def test_the_inspector_shows_no_crash_for_an_answer_that_is_no_crash() -> None:
     # THEN it is the 422, with no crash beside it
     view = json.loads(reply.body)
     assert (view["status"], view["crash"]) == (422, None)
+
+
+def test_a_crash_outside_the_tool_is_printed_whole(
+    client: MedianTestClient, capsys: pytest.CaptureFixture[str], scratch_registry: Registry
+) -> None:
+    # GIVEN a model whose validator raises what pydantic does not turn into a 422 (not a ValueError)
+    @tool(risk="low", name="strictNote")
+    def strict_note(args: StrictNote) -> dict[str, object]:
+        return {}
+
+    # WHEN it is called
+    answer = client.call("strictNote", {"note": CUSTOMER_NOTE})
+    printed = capsys.readouterr().err
+    # THEN the handler's last defence answers 500 without the message, and stderr has it, with every frame
+    assert (answer.status, answer.body["error"]["code"]) == (500, "internal_error")
+    assert CUSTOMER_NOTE not in str(answer.body)
+    assert "The request crashed; its answer is 500 internal_error, reference " in printed
+    assert f"RuntimeError: lookup service down for {CUSTOMER_NOTE}" in printed
+    assert "in looked_up" in printed and "handler/app.py" in printed
 
 
 def test_a_tool_that_declines_prints_nothing(
