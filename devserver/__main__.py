@@ -63,12 +63,12 @@ def _listening(port: int) -> DevServer | None:
         return DevServer(port)
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
-            why = f"port {port} is taken: something else (another make serve?) listens on {HOST}:{port}"
+            why = f"port {port} is already in use on {HOST} (another make serve, or a make start-api?)"
         elif error.errno == errno.EACCES:
             why = f"port {port} needs privileges this user does not have"
         else:
             why = f"cannot listen on {HOST}:{port} ({error.strerror or error})"
-        print(f"error: {why}. Stop what holds it, or serve on another port: {_another(port)}", file=sys.stderr)
+        print(f"error: {why}. Stop it, or pick another port: {_another(port)}", file=sys.stderr)
         return None
 
 

@@ -45,8 +45,8 @@ def test_a_busy_port_is_named_with_how_to_pick_another(taken_port: int) -> None:
     # THEN it stops with one line naming the port and the command for another, and no traceback
     assert served.returncode == 1
     assert served.stderr.splitlines() == [
-        f"error: port {taken_port} is taken: something else (another make serve?) listens on "
-        f"127.0.0.1:{taken_port}. Stop what holds it, or serve on another port: PORT=8080 make serve"
+        f"error: port {taken_port} is already in use on 127.0.0.1 (another make serve, or a make start-api?). "
+        "Stop it, or pick another port: PORT=8080 make serve"
     ]
     assert "Serving" not in served.stderr + served.stdout
 
