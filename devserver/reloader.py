@@ -6,8 +6,9 @@ registry (`handler.registry.reload_tools`), and GET's cached answer is dropped
 (`handler.app.forget_manifest`), so the next GET, POST and inspector view serve the saved code.
 watchfiles (the dev group's, never the artifact's) tells of a save within ~0.1 s.
 
-A module that fails to import is said on the terminal as `tools/<file>.py:<line>: <what is
-wrong>`. The server keeps running: GET answers 500 `invalid_manifest` with the same lines, the
+A module that fails to import, or registers a model pydantic cannot finish, is said on the
+terminal as `tools/<file>.py:<line>: <what is wrong>`; whatever else a reload raises is said in
+one line too, and never ends the watching thread. The server keeps running: GET answers 500 `invalid_manifest` with the same lines, the
 inspector shows them, and the next save that fixes the file brings the tools back.
 """
 

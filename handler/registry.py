@@ -2,7 +2,8 @@
 
 A tool module that fails to import is the author's mistake, so the loader names it where they
 made it: `tools/<file>.py:<line>: <what is wrong>`, one line per broken module, in a
-`ToolLoadError` that `make check`, `make serve`, the test suite and GET all show as it is.
+`ToolLoadError` that `make check`, `make serve`, the test suite and GET all show as it is. So is
+an input model that pydantic cannot finish once the modules have run (handler/registration.py).
 """
 
 from __future__ import annotations
@@ -151,7 +152,11 @@ def _import_package(package: str) -> list[str] | None:
         # schema that cannot be built): checked where it costs no cold start (handler/registration.py).
         from handler.registration import registration_problems
 
-        lines.extend(line for line in registration_problems(registry.tools[registered_before:]) if line not in lines)
+        try:
+            found = registration_problems(registry.tools[registered_before:])
+        except Exception as error:  # the checks run the author's models: a failure there is still one line
+            found = [_describe(error, directory)]
+        lines.extend(line for line in found if line not in lines)
     return lines or None
 
 
