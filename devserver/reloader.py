@@ -8,8 +8,9 @@ watchfiles (the dev group's, never the artifact's) tells of a save within ~0.1 s
 
 A module that fails to import, or registers a model pydantic cannot finish, is said on the
 terminal as `tools/<file>.py:<line>: <what is wrong>`; whatever else a reload raises is said in
-one line too, and never ends the watching thread. The server keeps running: GET answers 500 `invalid_manifest` with the same lines, the
-inspector shows them, and the next save that fixes the file brings the tools back.
+one line too, and never ends the watching thread. The server keeps running: GET answers 500
+`invalid_manifest` with the same lines, the inspector shows them, and the next save that fixes
+the file brings the tools back.
 """
 
 from __future__ import annotations
