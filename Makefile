@@ -98,7 +98,8 @@ $(SAM_INSTALLED): pyproject.toml $(INSTALLED)
 build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
 	$(SAM) build
 
-validate: $(SAM_INSTALLED) ## sam validate --lint: the template and the pipeline's role template, by cfn-lint
+validate: $(SAM_INSTALLED) ## sam validate --lint, and what cfn-lint cannot see: stale versions, 256-char and 4 KB limits
+	$(BIN)/python -m scripts.check_template
 	$(SAM) validate --lint
 	$(SAM) validate --lint --template pipeline/oidc-role.yaml
 
