@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -11,10 +13,9 @@ from handler.manifest import build_manifest
 from scripts.check_artifact import check
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from handler.registry import Registry
 
+ROOT = Path(__file__).resolve().parents[2]
 ELF_AARCH64, ELF_X86_64 = 183, 62
 
 
@@ -100,3 +101,38 @@ def test_the_inspector_in_the_artifact_is_caught(artifact: Path) -> None:
     # WHEN it is checked
     # THEN the check names it as the dev server's, which must never be deployed
     assert "handler/inspector.html is part of the local dev server" in check(artifact, "arm64")
+
+
+def test_the_local_settings_file_in_the_artifact_is_caught(artifact: Path) -> None:
+    # GIVEN a developer's tools/settings.local.toml copied into the artifact
+    (artifact / "tools" / "settings.local.toml").write_text('CARRIER_BASE_URL = "http://127.0.0.1:8081"\n')
+    # WHEN it is checked
+    # THEN the check names it, and why it must stay behind
+    assert (
+        "tools/settings.local.toml is in the artifact: a machine's local values, which the build must leave behind"
+        in check(artifact, "arm64")
+    )
+
+
+def test_the_build_copies_tools_settings_but_leaves_the_local_files_behind(tmp_path: Path) -> None:
+    # GIVEN a project whose tools/ holds settings.toml, a settings.local.toml and its example
+    project = tmp_path / "project"
+    for name in ("handler/app.py", "tools/__init__.py", "tools/settings.toml", "tools/settings.local.toml"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("")
+    (project / "tools" / "settings.local.example.toml").write_text("")
+    # WHEN the copy step of the Makefile's build recipe (as `make -n` prints it) runs there
+    artifacts = tmp_path / "artifact"
+    artifacts.mkdir()
+    recipe = subprocess.run(
+        ["make", "-n", "-o", ".venv/.installed", "build-MedianToolsFunction", f"ARTIFACTS_DIR={artifacts}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (copy_step,) = [line for line in recipe.splitlines() if line.startswith("tar -c")]
+    subprocess.run(["bash", "-c", copy_step], cwd=project, check=True)
+    # THEN the artifact has the tools and their settings.toml, and neither local file
+    copied = {path.relative_to(artifacts).as_posix() for path in artifacts.rglob("*") if path.is_file()}
+    assert copied == {"handler/app.py", "tools/__init__.py", "tools/settings.toml"}
