@@ -39,8 +39,10 @@ test-runtime-python: ## Run the suite again on the Lambda runtime's Python 3.13 
 	$(if $(RUNTIME_PYTHON),,$(error No Python $(LAMBDA_PYTHON) here: install one, or set RUNTIME_PYTHON=/path/to/python$(LAMBDA_PYTHON)))
 	$(MAKE) test PYTHON=$(RUNTIME_PYTHON) VENV=.venv-py313
 
-serve: $(INSTALLED) ## Serve the endpoint on http://127.0.0.1:$(PORT) with a local dev key
-	PORT=$(PORT) $(BIN)/python -m devserver
+# LOCAL_AWS=moto: moto's server stands in for AWS, seeded from tools/settings.local.toml and
+# tests/tools/local_aws_seed.py (docs/configuration.md); unset, tools use your own credentials.
+serve: $(INSTALLED) ## Serve the endpoint on http://127.0.0.1:$(PORT) with a local dev key; LOCAL_AWS=moto: no AWS account
+	PORT=$(PORT) LOCAL_AWS=$(LOCAL_AWS) $(BIN)/python -m devserver
 
 # ALSO="other.json https://..." checks them with the organisation's other endpoints (their
 # saved manifests, or their URLs with a signed GET under $MEDIAN_KEY or KEY_FILE=).

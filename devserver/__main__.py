@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
+from devserver import local_aws
 from devserver.curl import example_call, get_command, post_command
 from devserver.dev_key import use_dev_key
 from devserver.inspector import INSPECTOR_PATH
@@ -43,6 +44,14 @@ def main() -> int:
         except DevKeyUnavailable as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+    try:
+        moto = local_aws.start() if local_aws.requested() else None
+    except local_aws.LocalAwsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if moto is not None:
+        # Before the tools load: their clients, and the handler's, are made pointed at moto.
+        print(moto.summary(), file=sys.stderr)
     server = DevServer(port)
     url = server.url
     # No bytecode written for the tools: a .pyc is trusted by its source's size and mtime in whole
@@ -71,6 +80,8 @@ def main() -> int:
     finally:
         reloader.stop()
         server.server_close()
+        if moto is not None:
+            moto.stop()
     return 0
 
 
