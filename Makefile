@@ -115,11 +115,12 @@ validate-serverless: $(SAM_INSTALLED)
 # manifest check fails the build first; the wheels are Linux ones for the template's
 # architecture and CPython 3.13, whatever this machine is; bin/ holds pip's console
 # scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves.
+# tools/settings.local.toml is one machine's configuration, never a deployed function's.
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(BIN)/python -m handler check
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
-	tar -c --exclude __pycache__ --exclude '*.pyc' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
+	tar -c --exclude __pycache__ --exclude '*.pyc' --exclude settings.local.toml handler tools | tar -x -C "$(ARTIFACTS_DIR)"
 	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
 	for group in "--group runtime" "--group tracing --no-deps"; do \
 		$(BIN)/python -m pip install --quiet --disable-pip-version-check $$group --target "$(ARTIFACTS_DIR)" \
