@@ -40,6 +40,8 @@ class Tool:
     is_async: bool = False
     # Where `@tool` declared it, (file, line): what a problem about it points at.
     declared: tuple[str, int] | None = None
+    # Parameters the framework fills, never in the schema: (name, a Settings subclass or a Secret/Parameter).
+    dependencies: tuple[tuple[str, Any], ...] = ()
 
     @property
     def location(self) -> str:
@@ -114,6 +116,11 @@ def reload_tools(package: str | None = None) -> Registry:
     registry.tools = []
     registry.diagnostics = []
     _loaded.pop(name, None)
+    # A saved settings.toml is read anew, as a fresh container would (imports pydantic: make serve only).
+    from handler.settings import Settings, forget_configuration
+
+    forget_configuration()
+    Settings.used.clear()
     return load_tools(name)
 
 
