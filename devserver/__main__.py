@@ -44,16 +44,17 @@ def main() -> int:
         except DevKeyUnavailable as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+    server = DevServer(port)
+    url = server.url
     try:
         moto = local_aws.start() if local_aws.requested() else None
     except local_aws.LocalAwsError as error:
+        server.server_close()
         print(f"error: {error}", file=sys.stderr)
         return 2
     if moto is not None:
         # Before the tools load: their clients, and the handler's, are made pointed at moto.
         print(moto.summary(), file=sys.stderr)
-    server = DevServer(port)
-    url = server.url
     # No bytecode written for the tools: a .pyc is trusted by its source's size and mtime in whole
     # seconds, so a same-length edit saved within the second of the last compile would be served stale.
     sys.dont_write_bytecode = True

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import sys
 import tomllib
@@ -64,7 +65,10 @@ class LocalAws:
 
     def summary(self) -> str:
         lines = [f"Local AWS: moto's server on {self.endpoint} (AWS_ENDPOINT_URL); no AWS account is used."]
-        lines += [f"  seeded {each}" for each in self.seeded] or ["  nothing seeded (docs/configuration.md, Local AWS)"]
+        lines += [f"  seeded {each}" for each in self.seeded] or [
+            f"  nothing seeded: name secrets in tools/{LOCAL_SETTINGS_FILE} [secrets], make tables in "
+            f"{DEFAULT_SEED.as_posix()} seed() (docs/configuration.md)"
+        ]
         lines += [f"  seed failed: {problem}" for problem in self.problems]
         return "\n".join(lines)
 
@@ -88,6 +92,9 @@ def start(seed_file: Path | None = None) -> LocalAws:
         from moto.server import ThreadedMotoServer
     except ImportError:
         raise LocalAwsError("moto is not installed here: run `make install` (it is in the dev group)") from None
+    # werkzeug, moto's HTTP server, logs a line per AWS call even when not verbose: they would
+    # bury the dev server's own lines, and the tool's errors say what failed anyway.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
