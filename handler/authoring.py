@@ -220,7 +220,7 @@ def _check_dependencies(function: Callable[..., Any], dependencies: tuple[tuple[
     `make check` and the build defer this: they hold every stage table against the classes instead.
     """
     from handler.dependencies import Dependency
-    from handler.settings import ConfigurationError, find, reading_deferred, used_by_a_tool, where_to_set
+    from handler.settings import ConfigurationError, find, reading_deferred, where_to_set
 
     for name, dependency in dependencies:
         if isinstance(dependency, Dependency):
@@ -231,7 +231,6 @@ def _check_dependencies(function: Callable[..., Any], dependencies: tuple[tuple[
                     f"so the {dependency.kind}'s name is unknown: {where_to_set(dependency.setting)}",
                 )
             continue
-        used_by_a_tool(dependency)
         if reading_deferred():
             continue
         try:

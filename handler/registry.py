@@ -117,10 +117,9 @@ def reload_tools(package: str | None = None) -> Registry:
     registry.diagnostics = []
     _loaded.pop(name, None)
     # A saved settings.toml is read anew, as a fresh container would (imports pydantic: make serve only).
-    from handler.settings import Settings, forget_configuration
+    from handler.settings import forget_configuration
 
     forget_configuration()
-    Settings.used.clear()
     return load_tools(name)
 
 

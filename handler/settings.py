@@ -21,7 +21,7 @@ import os
 import tomllib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
+from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -30,6 +30,8 @@ from handler.registry import package_directory, shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
+
+    from handler.registry import Tool
 
 STAGE_ENV = "MEDIAN_STAGE"
 DEFAULT_STAGE = "default"
@@ -199,9 +201,6 @@ class Settings(BaseModel):
     # Each field is filled from its variable: its alias when given, else its name upper-cased.
     model_config = ConfigDict(frozen=True, alias_generator=str.upper)
 
-    # Classes used by a tool, for `make check` to hold every stage table against.
-    used: ClassVar[list[type[Settings]]] = []
-
     @classmethod
     def variables(cls) -> dict[str, str]:
         """{variable: field name} for each field."""
@@ -283,10 +282,14 @@ def reading_deferred_while() -> Iterator[None]:
         _deferred = False
 
 
-def used_by_a_tool(cls: type[Settings]) -> None:
-    """Record a Settings class a tool takes, for `make check`'s every-stage check."""
-    if cls not in Settings.used:
-        Settings.used.append(cls)
+def settings_taken(tools: Iterable[Tool]) -> list[type[Settings]]:
+    """Each Settings class the tools take, once, in the order they are first taken."""
+    taken: list[type[Settings]] = []
+    for each in tools:
+        for _, dependency in each.dependencies:
+            if isinstance(dependency, type) and issubclass(dependency, Settings) and dependency not in taken:
+                taken.append(dependency)
+    return taken
 
 
 def forget_configuration() -> None:
@@ -295,7 +298,7 @@ def forget_configuration() -> None:
     _instances.clear()
 
 
-def problems_in_stages(classes: Iterable[type[Settings]] | None = None, *, local: bool = False) -> list[str]:
+def problems_in_stages(classes: Iterable[type[Settings]], *, local: bool = False) -> list[str]:
     """`<Settings class file:line>: stage <name>: <what is wrong>` for every deployable stage and each class used.
 
     The stages are the tables of settings.toml other than [default], each over [default]; with
@@ -303,7 +306,7 @@ def problems_in_stages(classes: Iterable[type[Settings]] | None = None, *, local
     With `local`, and a local file present, also what this machine's runs would read
     (make serve, the tests): the environment, the local file, then $MEDIAN_STAGE's table.
     """
-    classes = list(Settings.used if classes is None else classes)
+    classes = list(classes)
     if not classes:
         return []
     try:
