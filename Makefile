@@ -138,17 +138,43 @@ event: $(INSTALLED) ## A freshly signed event in events/ for sam local: TOOL=nam
 	$(BIN)/python -m handler event $(REQUEST_OPTIONS)
 	$(BIN)/python -m handler local-env --output $(ENV_VARS)
 
+# --- sam local: the built artifact in Lambda's container image ------------------------
+# LOCAL_ARCH=x86_64 (or arm64) runs it on that architecture instead of the template's, built into
+# a folder of its own, so the deploy build in .aws-sam/build is never swapped for it. An x86_64
+# Linux host runs the template's arm64 only through qemu's binfmt handlers, and slowly.
+# SAM_FLAGS passes SAM's own flags through (SAM_FLAGS=--skip-pull-image works offline once the
+# image is present). PARAMETER_OVERRIDES adds template parameters: sam local would replace
+# samconfig.toml's with any given on its command line, so scripts/sam_settings.py merges them.
+LOCAL_ARCH ?=
+export LOCAL_ARCH PARAMETER_OVERRIDES
+LOCAL_BUILD_DIR = $(if $(LOCAL_ARCH),.aws-sam/local-$(LOCAL_ARCH),.aws-sam/build)
+# start-api's own default port, so a `make serve` on 3000 never answers the curls meant for it.
+START_API_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),3001)
+SAM_LOCAL = $(SAM) local $(1) --template $(LOCAL_BUILD_DIR)/template.yaml \
+	--parameter-overrides "$$($(BIN)/python -m scripts.sam_settings local-overrides)" $(SAM_FLAGS)
+.PHONY: local-build
+
+local-build: $(SAM_INSTALLED) $(INSTALLED)
+	@overrides=$$($(BIN)/python -m scripts.sam_settings local-overrides) || exit 2
+ifeq ($(strip $(LOCAL_ARCH)),)
+	$(SAM) build
+else
+	LAMBDA_ARCHITECTURE=$(LOCAL_ARCH) $(SAM) build --build-dir $(LOCAL_BUILD_DIR) \
+		--cache-dir .aws-sam/cache-local-$(LOCAL_ARCH) --parameter-overrides Architecture=$(LOCAL_ARCH)
+endif
+
 # Signatures go stale after 300 s: each invoke signs its event anew.
-invoke: build ## sam local invoke with a fresh event: TOOL=orderStatus INPUT='{"orderNumber":"ORD-1042"}'
+invoke: local-build ## sam local invoke with a fresh event: TOOL=orderStatus INPUT='{...}'; LOCAL_ARCH=, SAM_FLAGS=
 	$(NEED_CONTAINER)
 	$(BIN)/python -m handler local-env --output $(ENV_VARS) >/dev/null
 	event=$$($(BIN)/python -m handler event $(REQUEST_OPTIONS)) && \
-		$(SAM) local invoke MedianToolsFunction --event "$$event" --env-vars $(ENV_VARS)
+		$(call SAM_LOCAL,invoke MedianToolsFunction) --event "$$event" --env-vars $(ENV_VARS)
 
-start-api: build ## sam local start-api on http://127.0.0.1:$(PORT), verifying with the local dev key
+start-api: local-build ## sam local start-api on http://127.0.0.1:3001 (PORT=), verifying with the local dev key
 	$(NEED_CONTAINER)
+	@$(BIN)/python -m scripts.port_free $(START_API_PORT) "PORT=$$(( $(START_API_PORT) + 100 )) make start-api"
 	$(BIN)/python -m handler local-env --output $(ENV_VARS) >/dev/null
-	$(SAM) local start-api --port $(PORT) --env-vars $(ENV_VARS)
+	$(call SAM_LOCAL,start-api) --port $(START_API_PORT) --env-vars $(ENV_VARS)
 
 call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=, INPUT=, DIAGNOSTICS=1
 	$(BIN)/python -m handler call "$$URL" $(REQUEST_OPTIONS) $${KEY_FILE:+--key-file "$$KEY_FILE"}
@@ -156,7 +182,7 @@ call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=,
 # The preflight stops a deploy that could not work (no credentials, no secret) and asks for
 # --guided while the stack does not exist. The guided questions come after the build: if
 # they change Architecture, the wheels are built again for it and deployed at once.
-deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy to AWS"
+deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy" and docs/deploy.md
 	built=$$($(BIN)/python -m scripts.sam_settings architecture) && \
 	flags=$$($(BIN)/python -m scripts.deploy_preflight) && \
 	$(SAM) deploy $$flags && \
