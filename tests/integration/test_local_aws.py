@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 import urllib.request
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from handler.local_key import dev_key
 from handler.protocol import SIGNATURE_HEADER
 from handler.signature import sign
 from handler.testing import call_body
-from tests.devserver_process import running_devserver
+from tests.devserver_process import REPO, running_devserver
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,7 +41,7 @@ CARRIER_TOOL = '''
     def shipment_status(args: ShipmentInput) -> dict[str, object]:
         """The status of a shipment, from the company's own table and carrier."""
         token = boto3.client("secretsmanager").get_secret_value(SecretId="median-tools/carrier-token")
-        account = boto3.client("ssm").get_parameter(Name="/median-tools/carrier/account")["Parameter"]["Value"]
+        account = boto3.client("ssm").get_parameter(Name="/median-tools/carrier/account-id")["Parameter"]["Value"]
         item = boto3.client("dynamodb").get_item(TableName="shipments", Key={"id": {"S": args.shipmentId}})
         return {
             "status": item["Item"]["status"]["S"],
@@ -49,28 +50,22 @@ CARRIER_TOOL = '''
         }
 '''
 
-LOCAL_SETTINGS = """
-    [secrets]
-    "median-tools/carrier-token" = "local-dev-token"
-
-    [parameters]
-    "/median-tools/carrier/account" = "ACME-LOCAL"
-"""
-
-SEED_HOOK = """
-    import boto3
+DOCS = REPO / "docs" / "configuration.md"
 
 
-    def seed() -> None:
-        dynamodb = boto3.client("dynamodb")
-        dynamodb.create_table(
-            TableName="shipments",
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        dynamodb.put_item(TableName="shipments", Item={"id": {"S": "SHP-1"}, "status": {"S": "in transit"}})
-"""
+def docs_snippet(language: str, first_line: str) -> str:
+    """The fenced block of docs/configuration.md that starts with `first_line`, as a user would copy it."""
+    text = DOCS.read_text(encoding="utf-8")
+    for match in re.finditer(rf"^( *)```{language}\n(.*?)^\1```", text, flags=re.MULTILINE | re.DOTALL):
+        block = textwrap.dedent(match.group(2))
+        if block.startswith(first_line):
+            return block
+    raise AssertionError(f"docs/configuration.md has no {language} block starting {first_line!r}")
+
+
+# The guide's own snippets are the project's files here, so they run as written.
+LOCAL_SETTINGS = docs_snippet("toml", "# tools/settings.local.toml")
+SEED_HOOK = docs_snippet("python", "# tests/tools/local_aws_seed.py")
 
 
 def write(path: Path, source: str) -> None:
@@ -126,7 +121,7 @@ def test_a_tool_on_secrets_parameters_and_dynamodb_runs_under_make_serve_with_no
     assert "Local AWS: moto's server on http://127.0.0.1:" in startup
     assert "no AWS account is used" in startup
     assert "1 secret(s) from tools/settings.local.toml [secrets]: median-tools/carrier-token" in startup
-    assert "1 parameter(s) from tools/settings.local.toml [parameters]: /median-tools/carrier/account" in startup
+    assert "1 parameter(s) from tools/settings.local.toml [parameters]: /median-tools/carrier/account-id" in startup
     assert "what tests/tools/local_aws_seed.py seed() made" in startup
     # AND never the secret's value
     assert "local-dev-token" not in startup
