@@ -325,10 +325,15 @@ def main(argv: list[str]) -> int:
             f"{len(problems)} problem(s) in {path.name}: a deploy would fail, or leave `live` stale.", file=sys.stderr
         )
         return 1
-    print(
-        f"OK: {path.name}: every parameter a function's version keeps is in its VersionDescription, "
-        f"within {VERSION_DESCRIPTION_LIMIT} characters; its variables within {ENVIRONMENT_LIMIT:,} bytes."
-    )
+    template = Template(load_template(path), {})
+    for name in published_functions(template):
+        properties = function_properties(template, name)
+        longest = template.longest_text(properties.get("VersionDescription")) or 0
+        print(
+            f"OK: {path.name}: {name}: every parameter its versions keep is in its VersionDescription, at most "
+            f"{longest} of Lambda's {VERSION_DESCRIPTION_LIMIT} characters ({VERSION_DESCRIPTION_LIMIT - longest} "
+            f"to spare); its variables within {ENVIRONMENT_LIMIT:,} bytes."
+        )
     return 0
 
 
