@@ -114,10 +114,11 @@ def test_a_local_value_the_template_does_not_declare_is_named_with_the_fix(
     # THEN it is not there (sam local would drop it), and stderr says so, why, and how to pass it
     assert "SANDBOX_ONLY_FLAG" not in parameters
     note = capsys.readouterr().err
-    assert "sam local sets only the variables template.yaml declares, so SANDBOX_ONLY_FLAG" in note
+    assert "sam local sets only the variables template.yaml declares, so SANDBOX_ONLY_FLAG from" in note
     assert 'declare it in the function\'s Environment.Variables with an empty value (NAME: "")' in note
-    # AND the local file's secrets, which are for moto under make serve, are never written
+    # AND the local file's [secrets], which seed moto under make serve, are neither written nor taken for a value
     assert "local-dev-token" not in json.dumps(parameters)
+    assert "secrets" not in note
 
 
 def test_with_no_configuration_it_writes_what_it_always_did(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
