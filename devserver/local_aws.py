@@ -44,7 +44,15 @@ DEFAULT_REGION = "us-east-1"
 # Fake credentials, as moto's own documentation uses: anything signs, and nothing real is sent.
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 # What would send a call elsewhere than moto, or sign it as someone real: unset while it serves.
-_REAL_ACCOUNT_VARIABLES = ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE")
+# A service's own AWS_ENDPOINT_URL_<SERVICE> wins over AWS_ENDPOINT_URL, and the last one
+# makes boto3 ignore both.
+_REAL_ACCOUNT_VARIABLES = (
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_PROFILE",
+    "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
+)
+_SERVICE_ENDPOINT_PREFIX = "AWS_ENDPOINT_URL_"
 
 
 class LocalAwsError(Exception):
@@ -107,7 +115,8 @@ def start(seed_file: Path | None = None) -> LocalAws:
 
 
 def _point_boto3_at(endpoint: str) -> None:
-    for name in _REAL_ACCOUNT_VARIABLES:
+    service_endpoints = [name for name in os.environ if name.startswith(_SERVICE_ENDPOINT_PREFIX)]
+    for name in (*_REAL_ACCOUNT_VARIABLES, *service_endpoints):
         os.environ.pop(name, None)
     os.environ.update(FAKE_CREDENTIALS)
     os.environ["AWS_ENDPOINT_URL"] = endpoint

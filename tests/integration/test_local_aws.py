@@ -91,6 +91,8 @@ A_REAL_SHELL = {
     "AWS_SECRET_ACCESS_KEY": "real",
     "AWS_SESSION_TOKEN": "real-session",
     "AWS_ENDPOINT_URL": "",
+    "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:8000",  # DynamoDB Local, say
+    "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true",
 }
 
 
