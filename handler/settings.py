@@ -199,7 +199,8 @@ class Settings(BaseModel):
     """
 
     # Each field is filled from its variable: its alias when given, else its name upper-cased.
-    model_config = ConfigDict(frozen=True, alias_generator=str.upper)
+    # A test may still build one by field name: CarrierSettings(carrier_base_url="http://localhost").
+    model_config = ConfigDict(frozen=True, alias_generator=str.upper, validate_by_name=True, validate_by_alias=True)
 
     @classmethod
     def variables(cls) -> dict[str, str]:
