@@ -275,12 +275,14 @@ def _without_dependencies(tool: Tool, failure: Exception, ctx: ToolContext) -> A
 
 def _with_dependencies(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext) -> Answer | None:
     """Fill `kwargs` with the tool's dependencies, bounded by its time; the answer instead when they cannot be had."""
-    from handler.dependencies import SecretUnavailable
+    from handler.dependencies import Dependency, SecretUnavailable
     from handler.settings import ConfigurationError
 
     remaining = ctx.remaining_seconds()
+    # Settings are in memory once registered: only a secret or parameter may wait on the network.
+    reads = any(isinstance(dependency, Dependency) for _, dependency in tool.dependencies)
     try:
-        if remaining is None:
+        if remaining is None or not reads:
             kwargs.update(_dependencies(tool))
         else:
             kwargs.update(call_within(remaining, _dependencies, {"tool": tool}))

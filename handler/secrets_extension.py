@@ -44,10 +44,10 @@ def ask_extension_for_parameter(name: str, port: str) -> Mapping[str, Any]:
     from urllib.parse import quote
 
     answer = _ask(f"{PARAMETER_PATH}?name={quote(name, safe='')}&withDecryption=true", port)
-    parameter = answer.get("Parameter")
+    parameter = answer.get("Parameter") if isinstance(answer, dict) else None
     if not isinstance(parameter, dict) or not isinstance(parameter.get("Value"), str):
         raise ExtensionGaveNone("not a parameter", "its answer is not a GetParameter answer")
-    return answer
+    return {"Parameter": parameter}
 
 
 def ask_extension(secret_id: str, port: str) -> Mapping[str, Any]:
@@ -55,13 +55,13 @@ def ask_extension(secret_id: str, port: str) -> Mapping[str, Any]:
     from urllib.parse import quote
 
     answer = _ask(f"{SECRETS_EXTENSION_PATH}?secretId={quote(secret_id, safe='')}", port)
-    if not ({"SecretString", "SecretBinary"} & answer.keys()):
+    if not isinstance(answer, dict) or not ({"SecretString", "SecretBinary"} & answer.keys()):
         raise ExtensionGaveNone("not a secret", "its answer is not a GetSecretValue answer")
     return answer
 
 
-def _ask(path: str, port: str) -> dict[str, Any]:
-    """GET `path` from the extension's localhost API: its JSON object; raises ExtensionGaveNone.
+def _ask(path: str, port: str) -> Any:
+    """GET `path` from the extension's localhost API: its JSON document (None if it is none); raises ExtensionGaveNone.
 
     The standard library's http.client, not boto3 or urllib3: importing boto3 and making a
     client is 150-200 ms of a ~250 ms cold GET, and one request to the extension is all that
@@ -98,6 +98,4 @@ def _ask(path: str, port: str) -> dict[str, Any]:
         answer = json.loads(body) if len(body) <= MAX_ANSWER_BYTES else None
     except ValueError:
         answer = None
-    if not isinstance(answer, dict):
-        raise ExtensionGaveNone("not JSON", "its answer is not a JSON object")
     return answer

@@ -83,8 +83,32 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return document
 
 
-def _table(path: Path, name: str) -> dict[str, Any]:
+def _stage_document(path: Path) -> dict[str, Any]:
+    """settings.toml, refusing a value outside every table: it would belong to no stage, silently."""
     document = _read_toml(path)
+    stray = [name for name, value in document.items() if not isinstance(value, dict)]
+    if stray:
+        raise ConfigurationError(
+            f"{shown_path(str(path))}: {stray[0]} is outside every table; put it under [{DEFAULT_STAGE}] "
+            "(every stage) or a stage's table, such as [production]"
+        )
+    return document
+
+
+def _local_document(path: Path) -> dict[str, Any]:
+    """settings.local.toml, refusing a table: the file is one machine's, which has no stages."""
+    document = _read_toml(path)
+    tables = [name for name, value in document.items() if isinstance(value, dict)]
+    if tables:
+        raise ConfigurationError(
+            f"{shown_path(str(path))}: [{tables[0]}] is a table; this file holds NAME = value lines only, "
+            "which apply to every run on this machine"
+        )
+    return document
+
+
+def _table(path: Path, name: str) -> dict[str, Any]:
+    document = _stage_document(path)
     table = document.get(name, {})
     if not isinstance(table, dict):
         raise ConfigurationError(
@@ -98,9 +122,8 @@ def stage_tables() -> list[str]:
     directory = settings_directory()
     if directory is None:
         return []
-    document = _read_toml(directory / SETTINGS_FILE)
-    names = [name for name, table in document.items() if isinstance(table, dict)]
-    return sorted(names, key=lambda name: (name != DEFAULT_STAGE, name))
+    document = _stage_document(directory / SETTINGS_FILE)
+    return sorted(document, key=lambda name: (name != DEFAULT_STAGE, name))
 
 
 def _layers(
@@ -114,11 +137,7 @@ def _layers(
         return
     if local:
         local_path = directory / LOCAL_SETTINGS_FILE
-        local_document = _read_toml(local_path)
-        yield (
-            shown_path(str(local_path)),
-            {name: value for name, value in local_document.items() if not isinstance(value, dict)},
-        )
+        yield shown_path(str(local_path)), _local_document(local_path)
     path = directory / SETTINGS_FILE
     shown = shown_path(str(path))
     if for_stage != DEFAULT_STAGE:
@@ -166,7 +185,7 @@ def local_values() -> dict[str, str]:
     directory = settings_directory()
     if directory is None:
         return {}
-    document = _read_toml(directory / LOCAL_SETTINGS_FILE)
+    document = _local_document(directory / LOCAL_SETTINGS_FILE)
     return {
         name: ("true" if item else "false") if isinstance(item, bool) else str(item)
         for name, item in document.items()
@@ -199,7 +218,8 @@ class Settings(BaseModel):
     """
 
     # Each field is filled from its variable: its alias when given, else its name upper-cased.
-    model_config = ConfigDict(frozen=True, alias_generator=str.upper)
+    # A test may still build one by field name: CarrierSettings(carrier_base_url="http://localhost").
+    model_config = ConfigDict(frozen=True, alias_generator=str.upper, validate_by_name=True, validate_by_alias=True)
 
     @classmethod
     def variables(cls) -> dict[str, str]:

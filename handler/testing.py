@@ -37,6 +37,7 @@ from handler.protocol import (
     SIGNATURE_HEADER,
 )
 from handler.registry import tools_package
+from handler.secrets_extension import PARAMETER_PATH
 from handler.signature import sign
 
 if TYPE_CHECKING:
@@ -402,9 +403,11 @@ class SecretsExtensionStandIn:
         if token is None or token != self.token:
             return 403, b"Bad Token: the X-Aws-Parameters-Secrets-Token header is missing or wrong"
         parts = urlsplit(path)
+        query = {name: values[0] for name, values in parse_qs(parts.query).items()}
+        if parts.path == PARAMETER_PATH:
+            return self._read_parameter(query.get("name", ""), query.get("withDecryption") == "true")
         if parts.path != SECRETS_EXTENSION_PATH:
             return 404, b"Not Found"
-        query = {name: values[0] for name, values in parse_qs(parts.query).items()}
         secret_id = query.get("secretId", "")
         if not secret_id:
             return 400, b"Bad Request: secretId is required"
@@ -451,6 +454,25 @@ class SecretsExtensionStandIn:
             document["SecretString"] = value["SecretString"]
         if "SecretBinary" in value:
             document["SecretBinary"] = base64.b64encode(value["SecretBinary"]).decode("ascii")
+        return 200, json.dumps(document).encode("utf-8")
+
+    def _read_parameter(self, name: str, decrypted: bool) -> tuple[int, bytes]:
+        """The extension's Parameter Store route, uncached: `{"Parameter": {...}}`, as GetParameter answers."""
+        import boto3
+        from botocore.exceptions import ClientError
+
+        if not name:
+            return 400, b"Bad Request: name is required"
+        with self._lock:
+            self.reads += 1
+        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+        client = boto3.client("ssm", endpoint_url=self.secrets_endpoint, region_name=region)
+        try:
+            parameter = client.get_parameter(Name=name, WithDecryption=decrypted)["Parameter"]
+        except ClientError as error:
+            status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400))
+            return status, str(error).encode("utf-8")
+        document = {"Parameter": {"Name": parameter["Name"], "Type": parameter["Type"], "Value": parameter["Value"]}}
         return 200, json.dumps(document).encode("utf-8")
 
     def _handler_class(self) -> type:

@@ -204,7 +204,7 @@ def test_a_missing_secret_costs_at_most_one_read_per_floor(
     assert runs == [TOKEN]
 
 
-def test_a_secret_is_read_through_the_extension_when_it_is_on(
+def test_a_secret_and_a_parameter_are_read_through_the_extension_when_it_is_on(
     median_aws: MedianAWS, monkeypatch: pytest.MonkeyPatch, runs: list[str], client: MedianTestClient
 ) -> None:
     # GIVEN the Parameters and Secrets extension (a stand-in reading moto), and a secret and a parameter
@@ -225,10 +225,39 @@ def test_a_secret_is_read_through_the_extension_when_it_is_on(
 
         # WHEN the tool is called
         answer = client.call("parcelRegion", {})
-        # THEN the secret came through the extension; the parameter, which this stand-in does not serve,
-        # through boto3: the call succeeds either way
+        # THEN both came through the extension, one read each
         assert answer.body["output"] == {"token": True, "region": "eu-west-1"}
-        assert extension.reads == 1
+        assert extension.reads == 2
+
+
+def test_an_extension_that_gives_nothing_falls_back_to_boto3_and_says_so_once(
+    median_aws: MedianAWS,
+    monkeypatch: pytest.MonkeyPatch,
+    runs: list[str],
+    client: MedianTestClient,
+    closed_port: int,
+    logs: LogCapture,
+) -> None:
+    # GIVEN the extension switched on, but nothing listening on its port
+    median_aws.create_secret(SECRET_NAME, TOKEN)
+    monkeypatch.setenv("PARAMETERS_SECRETS_EXTENSION_HTTP_PORT", str(closed_port))
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "session-token")
+    register_token_tool(Secret(SECRET_NAME, cache_seconds=0), runs)
+    clock = SteppedClock()
+    monkeypatch.setattr(tool_secrets.stores, "clock", clock)
+    # WHEN the tool is called twice, each time past the refresh floor so that each reads anew
+    answers = [client.call("parcelStatus", {})]
+    clock.advance(tool_secrets.MIN_REFRESH_SECONDS)
+    answers.append(client.call("parcelStatus", {}))
+    # THEN both calls run with the secret, read through boto3
+    assert [answer.status for answer in answers] == [200, 200]
+    assert runs == [TOKEN, TOKEN]
+    # AND the operator reads the cause once, not once per call
+    warnings = [
+        record for record in logs.records() if "Parameters and Secrets Extension gave no value" in record["message"]
+    ]
+    assert len(warnings) == 1
+    assert "could not be reached" in warnings[0]["cause"]
 
 
 def _call_within(client: MedianTestClient, tool_name: str, seconds: float) -> TestAnswer:

@@ -310,3 +310,39 @@ def test_check_and_the_build_need_no_values_on_the_machine_that_runs_them(folder
     # WHEN `python -m handler check` runs there
     # THEN it passes: every stage it would deploy has its values
     assert main(["check"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "expected"),
+    [
+        pytest.param(
+            "settings.toml",
+            'CARRIER_BASE_URL = "https://x"\n[default]\n',
+            "settings.toml: CARRIER_BASE_URL is outside every table; put it under [default]",
+            id="a value above every table",
+        ),
+        pytest.param(
+            "settings.toml",
+            'default = "https://x"\n',
+            "settings.toml: default is outside every table",
+            id="a stage written as a value",
+        ),
+        pytest.param(
+            "settings.local.toml",
+            '[production]\nCARRIER_BASE_URL = "https://x"\n',
+            "settings.local.toml: [production] is a table; this file holds NAME = value lines only",
+            id="a table in the local file",
+        ),
+    ],
+)
+def test_a_value_that_would_apply_to_no_stage_is_refused_not_ignored(
+    folder: ToolsFolder, file: str, text: str, expected: str
+) -> None:
+    # GIVEN a settings file whose value would silently apply nowhere
+    folder.write("settings.toml", SETTINGS_TOML)
+    folder.write(file, text)
+    # WHEN a tool taking settings is declared
+    with pytest.raises(ToolDefinitionError) as refused:
+        register_carrier_tool()
+    # THEN the file and the value are named, with where it belongs
+    assert expected in str(refused.value)
