@@ -90,6 +90,11 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _status_line(stderr: str) -> str:
+    """`make call`'s "METHOD URL -> STATUS REASON" line (make adds its own after an error answer)."""
+    return next((line for line in stderr.splitlines() if " -> " in line), stderr.strip())
+
+
 def check_start_api(manifest: dict[str, Any]) -> None:
     port = _free_port()
     server = subprocess.Popen(  # noqa: S603 - make, with the Makefile's own target
@@ -111,14 +116,14 @@ def check_start_api(manifest: dict[str, Any]) -> None:
         got = _make("call", env={"URL": url, "TOOL": "", "INPUT": ""})
         if got.returncode != 0 or "-> 200" not in got.stderr:
             raise CheckFailed(f"make call (GET {url}) failed:\n{got.stderr[-2000:]}{got.stdout[-2000:]}")
-        print(f"make start-api + make call (GET): {got.stderr.strip().splitlines()[-1]}")
+        print(f"make start-api + make call (GET): {_status_line(got.stderr)}")
         request, allowed = _post_request(manifest)
         posted = _make("call", env={"URL": url, **request})
         if not any(f"-> {status} " in posted.stderr for status in allowed):
             raise CheckFailed(
                 f"make call (POST {request['TOOL']}) answered other than {sorted(allowed)}:\n{posted.stderr[-2000:]}"
             )
-        print(f"make start-api + make call (POST {request['TOOL']}): {posted.stderr.strip().splitlines()[-1]}")
+        print(f"make start-api + make call (POST {request['TOOL']}): {_status_line(posted.stderr)}")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
