@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from handler import settings
 from handler.cli import main
 from handler.protocol import IDEMPOTENCY_TABLE_ENV, TOOLS_PACKAGE_ENV
 from handler.settings import STAGE_ENV, forget_configuration
@@ -36,6 +37,9 @@ LOCAL_TOML = """
 
     [secrets]
     "median-tools/carrier-token" = "local-dev-token"
+
+    [parameters]
+    "/median-tools/carrier/account-id" = "ACME-LOCAL"
 """
 
 
@@ -133,3 +137,19 @@ def test_with_no_configuration_it_writes_what_it_always_did(tmp_path: Path, monk
     assert parameters["MEDIAN_DEV_KEY"]
     assert (parameters["MEDIAN_KEY_SECRET_ID"], parameters[IDEMPOTENCY_TABLE_ENV]) == ("", "")
     assert parameters[STAGE_ENV] == "default"
+
+
+def test_the_local_files_seed_tables_are_not_values_and_any_other_table_is_refused(tools: Path) -> None:
+    # GIVEN the local file with [secrets] and [parameters], which seed moto under make serve
+    # WHEN its values are read for this machine's runs
+    values = settings.local_values()
+    # THEN the tables are not among them, nor taken for a setting's value
+    assert {"secrets", "parameters"}.isdisjoint(values)
+    assert settings.value("secrets") is None
+    # AND a stage's table there is refused, naming the two tables the file may hold
+    (tools / "settings.local.toml").write_text('[production]\nCARRIER_BASE_URL = "https://x"\n', encoding="utf-8")
+    forget_configuration()
+    with pytest.raises(settings.ConfigurationError) as refused:
+        settings.local_values()
+    assert "[production] is a table" in str(refused.value)
+    assert "the [secrets] and [parameters] tables that seed `make serve LOCAL_AWS=moto`" in str(refused.value)
