@@ -30,15 +30,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handler.registry import package_directory, shown_path
+from handler.settings import LOCAL_SETTINGS_FILE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from moto.server import ThreadedMotoServer
 
 LOCAL_AWS_ENV = "LOCAL_AWS"
 MOTO = "moto"
 SEED_ENV = "LOCAL_AWS_SEED"
 DEFAULT_SEED = Path("tests") / "tools" / "local_aws_seed.py"
-LOCAL_SETTINGS_FILE = "settings.local.toml"
 # A region for the fake account when none is set: moto serves any, and a region is all boto3 asks.
 DEFAULT_REGION = "us-east-1"
 # Fake credentials, as moto's own documentation uses: anything signs, and nothing real is sent.
@@ -149,17 +151,39 @@ def seed_settings(local: LocalAws) -> None:
         return
     secrets = _table(local, document, "secrets", shown)
     parameters = _table(local, document, "parameters", shown)
-    if secrets:
-        client = boto3.client("secretsmanager")
-        for name, value in secrets.items():
-            text = json.dumps(value) if isinstance(value, dict) else str(value)
-            client.create_secret(Name=name, SecretString=text)
-        local.seeded.append(f"{len(secrets)} secret(s) from {shown} [secrets]: {', '.join(secrets)}")
-    if parameters:
-        client = boto3.client("ssm")
-        for name, value in parameters.items():
-            client.put_parameter(Name=name, Value=str(value), Type="String", Overwrite=True)
-        local.seeded.append(f"{len(parameters)} parameter(s) from {shown} [parameters]: {', '.join(parameters)}")
+    secrets_client = boto3.client("secretsmanager")
+    made = _seed_each(
+        local,
+        f"{shown} [secrets]",
+        secrets,
+        lambda name, value: secrets_client.create_secret(
+            Name=name, SecretString=json.dumps(value) if isinstance(value, dict) else str(value)
+        ),
+    )
+    if made:
+        local.seeded.append(f"{len(made)} secret(s) from {shown} [secrets]: {', '.join(made)}")
+    ssm_client = boto3.client("ssm")
+    made = _seed_each(
+        local,
+        f"{shown} [parameters]",
+        parameters,
+        lambda name, value: ssm_client.put_parameter(Name=name, Value=str(value), Type="String", Overwrite=True),
+    )
+    if made:
+        local.seeded.append(f"{len(made)} parameter(s) from {shown} [parameters]: {', '.join(made)}")
+
+
+def _seed_each(local: LocalAws, where: str, entries: dict[str, Any], make: Callable[[str, Any], object]) -> list[str]:
+    """Make each entry; one moto refuses (a name AWS would refuse too) is said, and the rest still made."""
+    made = []
+    for name, value in entries.items():
+        try:
+            make(name, value)
+        except Exception as error:  # botocore's ClientError or ParamValidationError: its message says why
+            local.problems.append(f'{where} "{name}": {error}')
+        else:
+            made.append(name)
+    return made
 
 
 def _table(local: LocalAws, document: dict[str, Any], name: str, shown: str) -> dict[str, Any]:

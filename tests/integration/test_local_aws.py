@@ -132,16 +132,20 @@ def test_a_tool_on_secrets_parameters_and_dynamodb_runs_under_make_serve_with_no
 def test_a_seed_hook_that_fails_is_named_at_its_line_and_the_server_serves_regardless(
     project: Path, tmp_path: Path
 ) -> None:
-    # GIVEN a seed hook with a mistake on its fifth line
+    # GIVEN a seed hook with a mistake on its fifth line, and a parameter name AWS refuses (the prefix aws is its own)
     write(project / "tests" / "tools" / "local_aws_seed.py", "import boto3\n\n\ndef seed() -> None:\n    1 / 0\n")
+    local_file = project / "tools" / "settings.local.toml"
+    local_file.write_text(local_file.read_text(encoding="utf-8") + '"aws/carrier" = "x"\n', encoding="utf-8")
     # WHEN make serve starts with LOCAL_AWS=moto
     with running_devserver(tmp_path, cwd=project, tools_package=None, env={"LOCAL_AWS": "moto"}) as srv:
         status, answer = call(srv, "shipmentStatus", {"shipmentId": "SHP-1"})
         startup = srv.output()
-    # THEN the terminal names the hook's line and the error, the local file's secrets are still seeded,
-    # and the server runs: the tool's call fails on the missing table as it would against a real account
+    # THEN the terminal names the hook's line and the error, and the refused parameter, the rest is still
+    # seeded, and the server runs: the tool's call fails on the missing table as it would against a real account
     assert "seed failed: tests/tools/local_aws_seed.py:5: ZeroDivisionError: division by zero" in startup
     assert "1 secret(s) from tools/settings.local.toml [secrets]" in startup
+    assert 'seed failed: tools/settings.local.toml [parameters] "aws/carrier": ' in startup
+    assert "1 parameter(s) from tools/settings.local.toml [parameters]: /median-tools/carrier/account-id" in startup
     assert status == 500, answer
 
 
