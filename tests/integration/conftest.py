@@ -1,4 +1,5 @@
-"""A real Secrets Manager over HTTP: moto's server on a free loopback port, shared by the session."""
+"""A real Secrets Manager over HTTP: moto's server on a free loopback port, shared by the session
+(the `median_aws_endpoint` fixture of handler/pytest_plugin.py, which tools' tests use too)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
-from moto.server import ThreadedMotoServer
 
 from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, TOOLS_PACKAGE_ENV
 from handler.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of, free_port
@@ -28,16 +28,9 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    with pytest.MonkeyPatch.context() as patch:
-        # boto3 reads this itself: the handler's own client goes to moto, unpatched.
-        patch.setenv("AWS_ENDPOINT_URL", endpoint)
-        yield endpoint
-    server.stop()
+def moto_endpoint(median_aws_endpoint: str) -> str:
+    """moto's server, the one `median_aws` (handler/pytest_plugin.py) gives a tool's tests, with boto3 pointed at it."""
+    return median_aws_endpoint
 
 
 @pytest.fixture
@@ -51,11 +44,16 @@ def secret_name(request: pytest.FixtureRequest) -> str:
     return f"median/{request.node.name}/{uuid.uuid4().hex[:8]}"
 
 
-@pytest.fixture(scope="session")
+_SHARED_SECRET = f"median/protocol/{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
 def _shared_secret(moto_endpoint: str) -> str:
-    name = f"median/protocol/{uuid.uuid4().hex[:8]}"
-    boto3.client("secretsmanager", endpoint_url=moto_endpoint).create_secret(Name=name, SecretString=TEST_KEY)
-    return name
+    """The session's one key secret, made again if a test's `median_aws` has emptied moto since."""
+    client = boto3.client("secretsmanager", endpoint_url=moto_endpoint)
+    with contextlib.suppress(client.exceptions.ResourceExistsException):
+        client.create_secret(Name=_SHARED_SECRET, SecretString=TEST_KEY)
+    return _SHARED_SECRET
 
 
 @pytest.fixture
