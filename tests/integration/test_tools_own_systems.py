@@ -260,6 +260,27 @@ def test_an_extension_that_gives_nothing_falls_back_to_boto3_and_says_so_once(
     assert "could not be reached" in warnings[0]["cause"]
 
 
+def test_a_secret_read_that_outlasts_the_call_is_a_504_and_the_tool_never_ran(
+    median_aws: MedianAWS,
+    fault_relay: FaultRelay,
+    monkeypatch: pytest.MonkeyPatch,
+    runs: list[str],
+    client: MedianTestClient,
+) -> None:
+    # GIVEN a tool whose secret sits behind a stalled Secrets Manager, and a call with little time left
+    median_aws.create_secret(SECRET_NAME, TOKEN)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", fault_relay.endpoint)
+    fault_relay.fail(Fault.STALL)
+    register_token_tool(Secret(SECRET_NAME), runs)
+    # WHEN the tool is called
+    answer = _call_within(client, "parcelStatus", seconds=2)
+    # THEN the function answers in its own time: a 504 that says the tool did not run, to retry
+    assert answer.status == 504
+    assert answer.body["error"]["code"] == "timeout"
+    assert "so the tool did not run; retry" in answer.body["error"]["message"]
+    assert runs == []
+
+
 def _call_within(client: MedianTestClient, tool_name: str, seconds: float) -> TestAnswer:
     body = call_body(tool_name, {})
     return client.send(signed_event("POST", body, key=client.key), FakeLambdaContext(timeout_seconds=seconds))
