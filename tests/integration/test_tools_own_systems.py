@@ -160,6 +160,21 @@ def test_a_secret_that_cannot_be_read_is_a_500_the_tool_never_ran_and_the_log_na
     assert TOKEN not in json.dumps(answer.body)
 
 
+def test_a_parameter_that_does_not_exist_is_a_500_naming_it(
+    median_aws: MedianAWS, runs: list[str], client: MedianTestClient, logs: LogCapture
+) -> None:
+    # GIVEN a tool taking a parameter nobody has put
+    register_token_tool(Parameter("/median-tools/carrier/base-url"), runs)
+    # WHEN the tool is called
+    answer = client.call("parcelStatus", {})
+    # THEN the tool did not run, and the log names the parameter and Parameter Store's reason
+    assert answer.status == 500
+    assert runs == []
+    [record] = [record for record in logs.records() if "did not run" in record["message"]]
+    assert "/median-tools/carrier/base-url" in record["cause"]
+    assert "ParameterNotFound" in record["cause"]
+
+
 def test_a_read_secret_is_kept_through_an_outage_and_a_failure_is_remembered_for_the_floor(
     median_aws: MedianAWS,
     fault_relay: FaultRelay,
