@@ -272,7 +272,16 @@ def command_check(arguments: argparse.Namespace) -> int:
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
-        print(f"{len(problems)} problem(s): Median would refuse this manifest.", file=sys.stderr)
+        from handler.settings import ConfigurationProblem
+
+        configuration = sum(isinstance(problem, ConfigurationProblem) for problem in problems)
+        if len(problems) > configuration:
+            print(f"{len(problems) - configuration} problem(s): Median would refuse this manifest.", file=sys.stderr)
+        if configuration:
+            print(
+                f"{configuration} configuration problem(s): the tools would fail to start where each applies.",
+                file=sys.stderr,
+            )
         return 1
     from handler.protocol import MAX_MANIFEST_BYTES, MAX_TOOLS
     from handler.rules import manifest_size

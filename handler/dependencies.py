@@ -88,11 +88,14 @@ class Dependency:
     def read_once(self, name: str) -> str:
         raise NotImplementedError
 
+    def cache_key(self, name: str) -> str:
+        return f"{self.kind}:{name}"
+
     def value(self) -> str:
         """This container's value; raises SecretUnavailable with the cause."""
         name = self.resolved_name()
         return stores.get(
-            f"{self.kind}:{name}",
+            self.cache_key(name),
             lambda: self.read_once(name),
             cache_seconds=float(self.cache_seconds),
             min_refresh_seconds=MIN_REFRESH_SECONDS,
@@ -144,18 +147,9 @@ class Secret(Dependency):
             raise SecretUnavailable(f"secret {name!r} is not a JSON object with a text or number {self.field!r} member")
         return str(member)
 
-    def value(self) -> str:
-        # The cache is per secret and field: two fields of one secret are two values.
-        if self.field is None:
-            return super().value()
-        name = self.resolved_name()
-        return stores.get(
-            f"secret:{name}#{self.field}",
-            lambda: self.read_once(name),
-            cache_seconds=float(self.cache_seconds),
-            min_refresh_seconds=MIN_REFRESH_SECONDS,
-            stale_if_error_seconds=STALE_IF_ERROR_SECONDS,
-        )
+    def cache_key(self, name: str) -> str:
+        # Per secret and field: two fields of one secret are two values.
+        return f"secret:{name}" if self.field is None else f"secret:{name}#{self.field}"
 
 
 class Parameter(Dependency):

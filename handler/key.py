@@ -152,6 +152,9 @@ class KeptReads:
                 return state.value  # past its lifetime, but no read since has given a better one
         if state.failure is not None:
             raise self.unavailable(str(state.failure))  # a new one: raising the same instance grows its traceback
+        if state.value is None:
+            # The read was cut short (the call's time ran out) before it gave a value or a failure.
+            raise self.unavailable(f"its last read did not finish; it is read again {min_refresh_seconds:g} s after")
         raise self.unavailable("the value read before is too old, and it could not be read again since")
 
     @staticmethod

@@ -1,5 +1,8 @@
 """The pytest fixtures a tool's tests use: `median_aws`, moto's server with the handler pointed at it.
 
+Every test also starts with nothing a container keeps (settings, secrets, AWS clients), so a
+value a test sets with `monkeypatch.setenv` is the one its tools read.
+
 Registered for the whole project by pyproject.toml (`-p handler.pytest_plugin` in pytest's
 addopts), so `tests/tools/` needs no conftest for it. moto and pytest are test dependencies,
 never the artifact's: nothing the function runs imports this module.
@@ -56,3 +59,11 @@ def median_aws(median_aws_endpoint: str) -> Iterator[MedianAWS]:
         yield aws
     finally:
         forget_what_a_container_keeps()
+
+
+@pytest.fixture(autouse=True)
+def _median_container_forgotten() -> Iterator[None]:
+    """Each test reads settings, secrets and clients as a fresh container would, and leaves none behind."""
+    forget_what_a_container_keeps()
+    yield
+    forget_what_a_container_keeps()

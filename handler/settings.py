@@ -49,6 +49,12 @@ class ConfigurationError(Exception):
     """A settings file cannot be read, or a Settings class cannot be built from the configuration."""
 
 
+class ConfigurationProblem(str):
+    """One line of `make check` about configuration: the tools would fail to start where it applies."""
+
+    __slots__ = ()
+
+
 class Found(NamedTuple):
     value: Any
     source: str  # where it was found, as an author reads it: "tools/settings.toml [production]"
@@ -325,7 +331,7 @@ def forget_configuration() -> None:
     _instances.clear()
 
 
-def problems_in_stages(classes: Iterable[type[Settings]], *, local: bool = False) -> list[str]:
+def problems_in_stages(classes: Iterable[type[Settings]], *, local: bool = False) -> list[ConfigurationProblem]:
     """`<Settings class file:line>: stage <name>: <what is wrong>` for every deployable stage and each class used.
 
     The stages are the tables of settings.toml other than [default], each over [default]; with
@@ -339,19 +345,19 @@ def problems_in_stages(classes: Iterable[type[Settings]], *, local: bool = False
     try:
         tables = stage_tables()
     except ConfigurationError as error:
-        return [str(error)]
+        return [ConfigurationProblem(error)]
     stages = [name for name in tables if name != DEFAULT_STAGE] or [DEFAULT_STAGE]
-    problems = []
+    problems: list[ConfigurationProblem] = []
     for settings_class in classes:
         for each in stages:
             try:
                 settings_class._read(each)
             except ConfigurationError as error:
-                problems.append(f"{settings_class.location()}: stage {each}: {error}")
+                problems.append(ConfigurationProblem(f"{settings_class.location()}: stage {each}: {error}"))
         directory = settings_directory()
         if local and directory is not None and (directory / LOCAL_SETTINGS_FILE).exists():
             try:
                 settings_class._read(None)
             except ConfigurationError as error:
-                problems.append(f"{settings_class.location()}: on this machine: {error}")
+                problems.append(ConfigurationProblem(f"{settings_class.location()}: on this machine: {error}"))
     return problems

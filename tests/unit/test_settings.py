@@ -346,3 +346,39 @@ def test_a_value_that_would_apply_to_no_stage_is_refused_not_ignored(
         register_carrier_tool()
     # THEN the file and the value are named, with where it belongs
     assert expected in str(refused.value)
+
+
+def test_check_fails_on_a_stage_without_its_value_and_says_it_is_configuration(
+    folder: ToolsFolder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a production table that lacks a value the tool's Settings requires
+    folder.write("settings.toml", "[staging]\nCARRIER_BASE_URL = 'https://s'\n[production]\nCARRIER_RETRIES = 1\n")
+    folder.write(
+        "parcels.py",
+        """
+        from pydantic import BaseModel
+
+        from handler import tool
+        from tests.unit.test_settings import CarrierSettings
+
+
+        class ParcelInput(BaseModel):
+            parcel: str
+
+
+        @tool(risk="low")
+        def parcel_status(args: ParcelInput, settings: CarrierSettings) -> dict:
+            \"\"\"Tell where a parcel is.\"\"\"
+            return {}
+        """,
+    )
+    from handler.cli import main
+
+    # WHEN `python -m handler check` runs
+    code = main(["check"])
+    # THEN it fails, naming the stage, the variable and the fix, and calls it configuration, not Median's refusal
+    assert code == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith(f"{THIS_FILE}:{CARRIER_SETTINGS_LINE}: stage production: CarrierSettings cannot be read")
+    assert "CARRIER_BASE_URL is not set for stage production" in lines[0]
+    assert lines[1:] == ["1 configuration problem(s): the tools would fail to start where each applies."]
