@@ -111,13 +111,16 @@ def test_change_quantity_enforces_its_range(median: MedianTestClient) -> None:
 def test_the_manifest_lists_every_example_tool(median: MedianTestClient) -> None:
     # WHEN Median asks for the manifest
     answer = median.manifest()
-    # THEN it lists the four tools, with diagnostics on (tools/health.py), and Median would accept it
+    # THEN it lists the six tools (tools/orders.py's, then tools/returns.py's), with diagnostics on
+    # (tools/health.py), and Median would accept it
     assert answer.status == 200
     assert [entry["name"] for entry in answer.body["tools"]] == [
         "orderStatus",
         "changeQuantity",
         "requestRefund",
         "cancelOrder",
+        "startReturn",
+        "pickupSlots",
     ]
     assert answer.body["diagnostics"] is True
     assert check_manifest(answer.body) == []

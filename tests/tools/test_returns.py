@@ -1,0 +1,193 @@
+"""tools/returns.py on its backends: moto's DynamoDB and Secrets Manager over HTTP, and a stand-in carrier.
+
+`median_aws` (handler.testing's pytest fixture) gives each test an empty AWS on moto's server,
+with the tools' clients and `Secret` pointed at it. The carrier is a small HTTP server on
+this machine, whose URL the test sets as CARRIER_BASE_URL: the environment comes before
+tools/settings.toml.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from handler.testing import FakeLambdaContext, MedianAWS, MedianTestClient, call_body, signed_event
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+TOKEN_SECRET = "median-tools/carrier-token"  # tools/settings.toml's [default] CARRIER_TOKEN_SECRET
+RETURN = {"orderNumber": "ORD-1042", "refundCents": 1999, "reason": "damaged"}
+
+
+@pytest.fixture
+def median() -> MedianTestClient:
+    return MedianTestClient()
+
+
+@pytest.fixture
+def returns_table(median_aws: MedianAWS, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The returns table, as template.yaml's ReturnsTable makes it, under a name only this test uses."""
+    monkeypatch.setenv("RETURNS_TABLE", "returns-under-test")
+    median_aws.client("dynamodb").create_table(
+        TableName="returns-under-test",
+        KeySchema=[{"AttributeName": "orderNumber", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "orderNumber", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    return "returns-under-test"
+
+
+class Carrier:
+    """A stand-in for the carrier's API: answers, fails or stalls, and remembers what it was asked."""
+
+    def __init__(self) -> None:
+        self.mode = "answer"
+        self.requests: list[tuple[str, str | None]] = []
+        self.released = threading.Event()
+        carrier = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                carrier.requests.append((self.path, self.headers.get("Authorization")))
+                if carrier.mode == "stall":  # accepts the request, never answers
+                    carrier.released.wait()
+                    return
+                status, body = (503, b"busy") if carrier.mode == "fail" else (200, b'{"slots": ["Tue 9-12"]}')
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture
+def carrier(median_aws: MedianAWS, monkeypatch: pytest.MonkeyPatch) -> Iterator[Carrier]:
+    """The stand-in carrier as CARRIER_BASE_URL, and its token in moto's Secrets Manager."""
+    stand_in = Carrier()
+    thread = threading.Thread(target=stand_in.server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("CARRIER_BASE_URL", stand_in.url)
+    monkeypatch.setenv("CARRIER_TOKEN_SECRET", TOKEN_SECRET)
+    median_aws.create_secret(TOKEN_SECRET, "carrier-test-token")
+    try:
+        yield stand_in
+    finally:
+        stand_in.released.set()
+        stand_in.server.shutdown()
+        stand_in.server.server_close()
+
+
+def test_start_return_records_the_refund_in_whole_cents(
+    median: MedianTestClient, median_aws: MedianAWS, returns_table: str
+) -> None:
+    # GIVEN an empty returns table
+    # WHEN the agent opens a return for 19.99, approved as a high-risk call is
+    answer = median.call("startReturn", RETURN, callId="call-1")
+    # THEN the return is open, and the table holds the amount as the integer the agent sent
+    assert answer.status == 200, answer.body
+    assert answer.body["output"] == {"orderNumber": "ORD-1042", "refundCents": 1999, "status": "open"}
+    item = median_aws.client("dynamodb").get_item(TableName=returns_table, Key={"orderNumber": {"S": "ORD-1042"}})
+    assert item["Item"]["refundCents"] == {"N": "1999"}
+    assert item["Item"]["callId"] == {"S": "call-1"}
+
+
+def test_a_second_return_for_one_order_is_declined(median: MedianTestClient, returns_table: str) -> None:
+    # GIVEN a return already open for ORD-1042
+    median.call("startReturn", RETURN, callId="call-1")
+    # WHEN another call (another callId, so no retry) opens one again
+    answer = median.call("startReturn", {**RETURN, "refundCents": 500}, callId="call-2")
+    # THEN the tool declines rather than refunding twice, and says what to tell the customer
+    assert answer.body["error"] == {
+        "code": "tool_error",
+        "message": "A return is already open for this order; tell the customer it is on its way.",
+    }
+
+
+@pytest.mark.parametrize("amount", [19.99, 0, -100, 1_000_001, "1999"], ids=repr)
+def test_start_return_takes_only_whole_positive_cents(median: MedianTestClient, returns_table: str, amount: Any) -> None:
+    # WHEN the agent sends an amount that is not a whole number of cents within the limit
+    answer = median.call("startReturn", {**RETURN, "refundCents": amount})
+    # THEN the call is refused on that field, and no return is opened
+    assert answer.status == 422
+    assert [detail["field"] for detail in answer.body["error"]["details"]] == ["refundCents"]
+
+
+def test_without_its_table_start_return_says_the_store_is_not_answering(
+    median: MedianTestClient, median_aws: MedianAWS, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN RETURNS_TABLE naming a table that does not exist
+    monkeypatch.setenv("RETURNS_TABLE", "no-such-table")
+    # WHEN the agent opens a return
+    answer = median.call("startReturn", RETURN)
+    # THEN the tool's own message, with what to do, reaches Median
+    assert answer.body["error"]["message"] == "The returns store is not answering; try again in a minute."
+
+
+def test_the_manifest_shows_start_return_as_high_risk_with_an_integer_amount(median: MedianTestClient) -> None:
+    # WHEN Median GETs the manifest
+    tools = {entry["name"]: entry for entry in median.manifest().body["tools"]}
+    # THEN startReturn waits for a person's approval, its amount an integer, and the token is no input
+    assert tools["startReturn"]["risk"] == "high"
+    assert tools["startReturn"]["inputSchema"]["properties"]["refundCents"]["type"] == "integer"
+    assert list(tools["pickupSlots"]["inputSchema"]["properties"]) == ["postcode"]
+
+
+def test_pickup_slots_asks_the_carrier_with_the_token_from_secrets_manager(
+    median: MedianTestClient, carrier: Carrier
+) -> None:
+    # GIVEN the carrier at CARRIER_BASE_URL and its token in Secrets Manager
+    # WHEN the agent asks for pickup slots
+    answer = median.call("pickupSlots", {"postcode": "LS1 4DT"})
+    # THEN the carrier was asked with the secret's token, and its slots reach Median
+    assert answer.body["output"] == {"postcode": "LS1 4DT", "slots": ["Tue 9-12"]}
+    assert carrier.requests == [("/pickup-slots?postcode=LS1+4DT", "Bearer carrier-test-token")]
+
+
+def test_a_failing_carrier_is_the_tools_own_error(median: MedianTestClient, carrier: Carrier) -> None:
+    # GIVEN a carrier answering 503
+    carrier.mode = "fail"
+    # WHEN the agent asks for pickup slots
+    answer = median.call("pickupSlots", {"postcode": "LS1 4DT"})
+    # THEN the agent is told what to offer the customer, not an internal error
+    assert answer.body["error"] == {
+        "code": "tool_error",
+        "message": "The carrier is not answering; offer to book the pickup later.",
+    }
+
+
+def test_a_stalled_carrier_ends_in_the_tools_own_error_before_the_functions_deadline(
+    median: MedianTestClient, carrier: Carrier
+) -> None:
+    # GIVEN a carrier that accepts the request and never answers, and a call with 2 s left
+    carrier.mode = "stall"
+    event = signed_event("POST", call_body("pickupSlots", {"postcode": "LS1 4DT"}), key=median.key)
+    # WHEN the agent asks for pickup slots
+    answer = median.send(event, FakeLambdaContext(timeout_seconds=2))
+    # THEN httpx gave up within ctx.http_timeout(), and the tool's own message reached Median
+    assert answer.status == 200, answer.body
+    assert answer.body["error"]["message"] == "The carrier is not answering; offer to book the pickup later."
+    assert len(carrier.requests) == 1
+
+
+def test_without_its_token_pickup_slots_does_not_run(
+    median: MedianTestClient, median_aws: MedianAWS, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN no carrier token in Secrets Manager
+    monkeypatch.setenv("CARRIER_BASE_URL", "http://127.0.0.1:9")
+    # WHEN the agent asks for pickup slots
+    answer = median.call("pickupSlots", {"postcode": "LS1 4DT"})
+    # THEN the tool did not run, Median is told to retry, and no answer carries the secret's name
+    assert answer.status == 500
+    assert "did not run; retry" in answer.body["error"]["message"]
+    assert TOKEN_SECRET not in json.dumps(answer.body)

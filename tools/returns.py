@@ -1,0 +1,93 @@
+"""Example tools on real backends, written as docs/your-own-systems.md teaches.
+
+- `startReturn`: a `high`-risk write, its amount an integer number of cents, on a DynamoDB
+  table of the stack's own (template.yaml's ReturnsTable, its least-privilege policy and
+  RETURNS_TABLE), through `ctx.aws_client`, bounded by the call's time left.
+- `pickupSlots`: an async call to a carrier's HTTP API with httpx, its base URL per stage
+  (tools/settings.toml) and its token from Secrets Manager (`Secret(setting=...)`), bounded
+  by `ctx.http_timeout()`.
+
+Delete this module with the other examples (README, "Make it yours"), which also deletes the
+blocks marked `example: returns` in template.yaml and tools/settings.toml.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import botocore.exceptions
+from pydantic import BaseModel, Field
+
+from handler import Secret, Settings, ToolContext, ToolError, tool
+
+
+class ReturnsSettings(Settings):
+    returns_table: str  # RETURNS_TABLE
+
+
+class CarrierSettings(Settings):
+    carrier_base_url: str  # CARRIER_BASE_URL
+
+
+class StartReturnInput(BaseModel):
+    orderNumber: str = Field(pattern=r"^ORD-\d{4,10}$", description="The order number, like ORD-1042.")
+    # Cents, an integer: money in a float would refund 19.989999... for 19.99.
+    refundCents: int = Field(
+        gt=0, le=1_000_000, description="The refund due when the parcel is back, in cents: 1999 for 19.99."
+    )
+    reason: Literal["damaged", "wrong_item", "not_as_described", "changed_mind"] = Field(
+        description="Why the customer sends the order back."
+    )
+
+
+@tool(risk="high")
+def start_return(args: StartReturnInput, ctx: ToolContext, settings: ReturnsSettings) -> dict[str, object]:
+    """Open a return for one of the customer's orders, with the refund due once the parcel is back."""
+    try:
+        ctx.aws_client("dynamodb").put_item(
+            TableName=settings.returns_table,
+            Item={
+                "orderNumber": {"S": args.orderNumber},
+                "refundCents": {"N": str(args.refundCents)},
+                "reason": {"S": args.reason},
+                "callId": {"S": ctx.call_id or "manual"},
+            },
+            # One return per order: a second would refund twice.
+            ConditionExpression="attribute_not_exists(orderNumber)",
+        )
+    except botocore.exceptions.ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            raise ToolError("A return is already open for this order; tell the customer it is on its way.") from error
+        raise ToolError("The returns store is not answering; try again in a minute.") from error
+    except botocore.exceptions.BotoCoreError as error:  # a timeout, a refused or reset connection
+        raise ToolError("The returns store is not answering; try again in a minute.") from error
+    return {"orderNumber": args.orderNumber, "refundCents": args.refundCents, "status": "open"}
+
+
+class PickupSlotsInput(BaseModel):
+    postcode: str = Field(min_length=2, max_length=10, description="Where the carrier collects, like LS1 4DT.")
+
+
+@tool(risk="low")
+async def pickup_slots(
+    args: PickupSlotsInput,
+    ctx: ToolContext,
+    carrier: CarrierSettings,
+    token: str = Secret(setting="CARRIER_TOKEN_SECRET"),
+) -> dict[str, object]:
+    """List when the carrier can collect a return from the customer's address."""
+    # Imported here: a cold call of any other tool does not pay for httpx (about 0.3 s).
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(base_url=carrier.carrier_base_url, timeout=ctx.http_timeout()) as client:
+            response = await client.get(
+                "/pickup-slots", params={"postcode": args.postcode}, headers={"Authorization": f"Bearer {token}"}
+            )
+            response.raise_for_status()
+            slots = response.json()["slots"]
+    except httpx.HTTPError as error:  # a timeout, a refused connection, an error status
+        raise ToolError("The carrier is not answering; offer to book the pickup later.") from error
+    except (ValueError, KeyError, TypeError) as error:  # an answer that is not the carrier's JSON
+        raise ToolError("The carrier's answer was not understood; offer to book the pickup later.") from error
+    return {"postcode": args.postcode, "slots": [str(slot) for slot in slots[:5]]}
