@@ -115,7 +115,9 @@ def test_a_second_return_for_one_order_is_declined(median: MedianTestClient, ret
 
 
 @pytest.mark.parametrize("amount", [19.99, 0, -100, 1_000_001, "1999"], ids=repr)
-def test_start_return_takes_only_whole_positive_cents(median: MedianTestClient, returns_table: str, amount: Any) -> None:
+def test_start_return_takes_only_whole_positive_cents(
+    median: MedianTestClient, returns_table: str, amount: object
+) -> None:
     # WHEN the agent sends an amount that is not a whole number of cents within the limit
     answer = median.call("startReturn", {**RETURN, "refundCents": amount})
     # THEN the call is refused on that field, and no return is opened
