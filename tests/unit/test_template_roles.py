@@ -104,7 +104,8 @@ def test_every_grant_of_the_function_names_its_resource_but_x_ray(tracing: str) 
             assert action in XRAY_ACTIONS, f"{action} is granted on every resource"
     # AND the secrets are the key's, with Secrets Manager's six-character suffix, and the tools'
     # own, named under the stack's name (docs/your-own-systems.md): no other stack's, no account's
-    key, tools_own = sorted(granted(stack, function_role(stack))["secretsmanager:GetSecretValue"], key=len, reverse=True)
+    secrets = granted(stack, function_role(stack))["secretsmanager:GetSecretValue"]
+    key, tools_own = sorted(secrets, key=len, reverse=True)
     assert key.endswith(":secret:median-tools/median-key-??????")
     assert tools_own.endswith(":secret:median-tools/*")
     [parameters] = granted(stack, function_role(stack))["ssm:GetParameter"]
