@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's "Make it yours", proven: in a temporary copy of this repository, delete the
-# example tools and their tests, scaffold a tool with `make new-tool`, and run
+# example tools and their tests, and their blocks in template.yaml and tools/settings.toml
+# (scripts/remove_example_blocks.py), scaffold a tool with `make new-tool`, and run
 # `make lint test check build` there. Any step that fails fails the script.
 #
 #   make swap-check                  # or scripts/swap_examples.sh
@@ -15,7 +16,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 # What the README's "Make it yours" deletes (tests/integration/test_readme.py holds both to one list).
-examples=(tools/orders.py tools/_sample_store.py tools/health.py tests/tools)
+examples=(tools/orders.py tools/_sample_store.py tools/health.py tools/returns.py tests/tools)
 name=${NAME:-loyalty_points}
 venv=$(cd "$root" && cd "${VENV:-.venv}" && pwd -P)
 
@@ -46,6 +47,8 @@ ln -s "$venv" "$copy/.venv"
 
 step "delete the examples: ${examples[*]}"
 (cd "$copy" && rm -rf -- "${examples[@]}")
+step "delete the examples' blocks in template.yaml and tools/settings.toml"
+(cd "$copy" && .venv/bin/python -m scripts.remove_example_blocks)
 
 step "make new-tool NAME=$name"
 in_copy new-tool NAME="$name"

@@ -108,9 +108,29 @@ def _deleted_by_swap_check() -> set[str]:
 def test_make_it_yours_deletes_what_the_swap_check_deletes() -> None:
     # GIVEN the README's "Make it yours" and the script CI runs to prove it
     # WHEN the paths each deletes are read
-    # THEN they are the same four, so CI proves what the README tells a user to do
+    # THEN they are the same five, so CI proves what the README tells a user to do
     assert _deleted_by_readme() == _deleted_by_swap_check()
-    assert _deleted_by_readme() == {"tools/orders.py", "tools/_sample_store.py", "tools/health.py", "tests/tools"}
+    assert _deleted_by_readme() == {
+        "tools/orders.py",
+        "tools/_sample_store.py",
+        "tools/health.py",
+        "tools/returns.py",
+        "tests/tools",
+    }
+
+
+REMOVE_BLOCKS = ".venv/bin/python -m scripts.remove_example_blocks"
+
+
+def test_make_it_yours_and_the_swap_check_both_delete_the_examples_template_blocks() -> None:
+    # GIVEN the README's "Make it yours" and the swap check's script
+    readme_lines = [line for snippet in _snippets(_section("Make it yours"), "bash") for line in snippet.splitlines()]
+    script = SWAP_SCRIPT.read_text(encoding="utf-8")
+    # THEN both run the same command, after the files are gone, so the template's table, policy
+    # and variable and the settings' values go with the examples, and CI builds without them
+    assert any(line.startswith(REMOVE_BLOCKS) for line in readme_lines)
+    assert REMOVE_BLOCKS in script
+    assert script.index('rm -rf -- "${examples[@]}"') < script.index(REMOVE_BLOCKS)
 
 
 def test_make_it_yours_keeps_the_tools_package() -> None:

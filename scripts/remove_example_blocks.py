@@ -1,0 +1,75 @@
+"""Delete what the example tools keep outside their own files: the README's "Make it yours".
+
+    .venv/bin/python -m scripts.remove_example_blocks
+
+An example tool on a real backend (tools/returns.py) needs a table, a policy and a variable in
+template.yaml, and values in tools/settings.toml. Each such block sits between two lines,
+`# >>> example: <name>` and `# <<< example: <name>`, which this deletes with everything
+between them, in every file it names. Deleting them by hand is the same. Run again, it finds
+nothing and changes nothing. An opened block that is not closed (or the reverse) fails with
+its file and line, and nothing is written: a half-deleted template would not deploy.
+`make swap-check` (scripts/swap_examples.sh) runs it, so CI proves the template and the
+settings still build and check without the examples.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = ("template.yaml", "tools/settings.toml")
+_OPENS = re.compile(r"^\s*# >>> example: (?P<name>[\w-]+)")
+_CLOSES = re.compile(r"^\s*# <<< example: (?P<name>[\w-]+)")
+
+
+class UnbalancedBlock(ValueError):
+    pass
+
+
+def without_example_blocks(text: str, shown_as: str) -> tuple[str, int]:
+    """The text without its example blocks, and how many there were; or UnbalancedBlock naming the line."""
+    kept: list[str] = []
+    opened: tuple[str, int] | None = None
+    blocks = 0
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        opens, closes = _OPENS.match(line), _CLOSES.match(line)
+        if opens:
+            if opened is not None:
+                raise UnbalancedBlock(f"{shown_as}:{number}: an example block opens inside the one at line {opened[1]}")
+            opened = (opens["name"], number)
+        elif closes:
+            if opened is None or closes["name"] != opened[0]:
+                raise UnbalancedBlock(f"{shown_as}:{number}: this closes an example block that was not opened")
+            opened, blocks = None, blocks + 1
+        elif opened is None:
+            kept.append(line)
+    if opened is not None:
+        closing = f"# <<< example: {opened[0]}"
+        raise UnbalancedBlock(f"{shown_as}:{opened[1]}: this example block is never closed ({closing})")
+    return "".join(kept), blocks
+
+
+def main(root: Path = ROOT) -> int:
+    edited: dict[Path, str] = {}
+    try:
+        for name in FILES:
+            path = root / name
+            if path.exists():
+                text, blocks = without_example_blocks(path.read_text(encoding="utf-8"), name)
+                if blocks:
+                    edited[path] = text
+                    print(f"{name}: deleted {blocks} example block{'s' * (blocks != 1)}")
+    except UnbalancedBlock as error:
+        print(f"{error}; nothing was changed", file=sys.stderr)
+        return 1
+    for path, text in edited.items():
+        path.write_text(text, encoding="utf-8")
+    if not edited:
+        print("no example blocks left in " + " or ".join(FILES))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
