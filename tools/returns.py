@@ -25,8 +25,8 @@ class ReturnsSettings(Settings):
     returns_table: str  # RETURNS_TABLE
 
 
-class CarrierSettings(Settings):
-    carrier_base_url: str  # CARRIER_BASE_URL
+class PickupSettings(Settings):
+    pickup_api_url: str  # PICKUP_API_URL
 
 
 class StartReturnInput(BaseModel):
@@ -72,15 +72,15 @@ class PickupSlotsInput(BaseModel):
 async def pickup_slots(
     args: PickupSlotsInput,
     ctx: ToolContext,
-    carrier: CarrierSettings,
-    token: str = Secret(setting="CARRIER_TOKEN_SECRET"),
+    pickups: PickupSettings,
+    token: str = Secret(setting="PICKUP_API_TOKEN_SECRET"),
 ) -> dict[str, object]:
     """List when the carrier can collect a return from the customer's address."""
     # Imported here: a cold call of any other tool does not pay for httpx (about 0.3 s).
     import httpx
 
     try:
-        async with httpx.AsyncClient(base_url=carrier.carrier_base_url, timeout=ctx.http_timeout()) as client:
+        async with httpx.AsyncClient(base_url=pickups.pickup_api_url, timeout=ctx.http_timeout()) as client:
             response = await client.get(
                 "/pickup-slots", params={"postcode": args.postcode}, headers={"Authorization": f"Bearer {token}"}
             )

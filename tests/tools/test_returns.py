@@ -2,7 +2,7 @@
 
 `median_aws` (handler.testing's pytest fixture) gives each test an empty AWS on moto's server,
 with the tools' clients and `Secret` pointed at it. The carrier is a small HTTP server on
-this machine, whose URL the test sets as CARRIER_BASE_URL: the environment comes before
+this machine, whose URL the test sets as PICKUP_API_URL: the environment comes before
 tools/settings.toml.
 """
 
@@ -20,7 +20,7 @@ from handler.testing import FakeLambdaContext, MedianAWS, MedianTestClient, call
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-TOKEN_SECRET = "median-tools/carrier-token"  # tools/settings.toml's [default] CARRIER_TOKEN_SECRET
+TOKEN_SECRET = "median-tools/pickup-api-token"  # tools/settings.toml's [default] PICKUP_API_TOKEN_SECRET
 RETURN = {"orderNumber": "ORD-1042", "refundCents": 1999, "reason": "damaged"}
 
 
@@ -73,12 +73,12 @@ class Carrier:
 
 @pytest.fixture
 def carrier(median_aws: MedianAWS, monkeypatch: pytest.MonkeyPatch) -> Iterator[Carrier]:
-    """The stand-in carrier as CARRIER_BASE_URL, and its token in moto's Secrets Manager."""
+    """The stand-in carrier as PICKUP_API_URL, and its token in moto's Secrets Manager."""
     stand_in = Carrier()
     thread = threading.Thread(target=stand_in.server.serve_forever, daemon=True)
     thread.start()
-    monkeypatch.setenv("CARRIER_BASE_URL", stand_in.url)
-    monkeypatch.setenv("CARRIER_TOKEN_SECRET", TOKEN_SECRET)
+    monkeypatch.setenv("PICKUP_API_URL", stand_in.url)
+    monkeypatch.setenv("PICKUP_API_TOKEN_SECRET", TOKEN_SECRET)
     median_aws.create_secret(TOKEN_SECRET, "carrier-test-token")
     try:
         yield stand_in
@@ -148,7 +148,7 @@ def test_the_manifest_shows_start_return_as_high_risk_with_an_integer_amount(med
 def test_pickup_slots_asks_the_carrier_with_the_token_from_secrets_manager(
     median: MedianTestClient, carrier: Carrier
 ) -> None:
-    # GIVEN the carrier at CARRIER_BASE_URL and its token in Secrets Manager
+    # GIVEN the carrier at PICKUP_API_URL and its token in Secrets Manager
     # WHEN the agent asks for pickup slots
     answer = median.call("pickupSlots", {"postcode": "LS1 4DT"})
     # THEN the carrier was asked with the secret's token, and its slots reach Median
@@ -186,7 +186,7 @@ def test_without_its_token_pickup_slots_does_not_run(
     median: MedianTestClient, median_aws: MedianAWS, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN no carrier token in Secrets Manager
-    monkeypatch.setenv("CARRIER_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("PICKUP_API_URL", "http://127.0.0.1:9")
     # WHEN the agent asks for pickup slots
     answer = median.call("pickupSlots", {"postcode": "LS1 4DT"})
     # THEN the tool did not run, Median is told to retry, and no answer carries the secret's name
