@@ -76,7 +76,7 @@ async def pickup_slots(
     token: str = Secret(setting="PICKUP_API_TOKEN_SECRET"),
 ) -> dict[str, object]:
     """List when the carrier can collect a return from the customer's address."""
-    # Imported here: a cold call of any other tool does not pay for httpx (about 0.3 s).
+    # Imported here: a cold call of any other tool does not pay for httpx (a few tenths of a second).
     import httpx
 
     try:

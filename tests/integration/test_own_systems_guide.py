@@ -1,8 +1,10 @@
-"""docs/your-own-systems.md runs as written: its settings, tool and tests, copied into a fresh project.
+"""docs/your-own-systems.md runs as written: its settings, tools, tests and template fragments.
 
 Each snippet whose first line is a `# <path>` comment (tools/..., tests/...) is a file a user
 copies: here it is copied as it stands into a project with no other tools, where its tests
-must pass and `make check` and ruff must accept it.
+must pass and `make check`, ruff and mypy must accept it. Each YAML snippet whose first line
+is `# template.yaml, under <where>:` is pasted there, in a copy of the template, which must
+still pass `make validate`'s own check and translate to a role granting what the tools call.
 """
 
 from __future__ import annotations
@@ -10,14 +12,22 @@ from __future__ import annotations
 import re
 import sys
 import textwrap
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from scripts.check_template import check
+from scripts.sam_settings import load_template
 from tests.project_copy import REPO, ProjectCopy, copy_project
+from tests.sam_template import translated
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 GUIDE = REPO / "docs" / "your-own-systems.md"
 _FENCE = re.compile(r"^```(?P<language>\w*)\n(?P<body>.*?)^```$", re.MULTILINE | re.DOTALL)
 _PATH_COMMENT = re.compile(r"# (?P<path>(?:tools|tests)/[\w/.]+\.(?:py|toml))\n")
+_TEMPLATE_PLACE = re.compile(r"# template\.yaml, under (?P<place>.+):\n")
 
 
 def files_to_copy() -> dict[str, str]:
@@ -49,19 +59,24 @@ def test_the_guide_gives_settings_a_tool_and_its_tests() -> None:
 def test_the_guides_tests_pass_as_written(guide_project: ProjectCopy) -> None:
     # WHEN the guide's tests run in the project, as `make test` would run them
     finished = guide_project.pytest("tests/tools/test_parcels.py")
-    # THEN they pass: moto's AWS, the settings and the secret behave as the guide says
+    # THEN they pass: moto's AWS, the settings, the secret and the stand-in API behave as the guide says
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    assert "3 passed" in finished.stdout
+    assert "6 passed" in finished.stdout
 
 
-def test_make_check_and_ruff_accept_the_guides_tool(guide_project: ProjectCopy) -> None:
-    # WHEN `make check` and `make lint`'s ruff run on the project
+def test_make_check_and_make_lint_accept_the_guides_tools(guide_project: ProjectCopy) -> None:
+    # WHEN `make check` and `make lint`'s ruff and mypy run on the project
     checked = guide_project.run("-m", "handler", "check")
     linted = guide_project._run([sys.executable, "-m", "ruff", "check", "tools", "tests/tools"], None)
-    # THEN both accept it: every stage has its values, and the Secret(...) default is no B008
+    formatted = guide_project._run([sys.executable, "-m", "ruff", "format", "--check", "tools", "tests/tools"], None)
+    typed = guide_project._run([sys.executable, "-m", "mypy", "tools"], None)
+    # THEN all accept it: every stage has its values, the Secret(...) default is no B008, and
+    # `token: str = Secret(...)` type-checks as the str the tool receives
     assert checked.returncode == 0, checked.stderr
-    assert "2/20 tools" in checked.stdout
+    assert "3/20 tools" in checked.stdout
     assert linted.returncode == 0, linted.stdout
+    assert formatted.returncode == 0, formatted.stdout
+    assert typed.returncode == 0, typed.stdout
 
 
 def test_a_value_missing_from_a_stage_is_the_line_the_guide_shows(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -82,3 +97,42 @@ def test_a_value_missing_from_a_stage_is_the_line_the_guide_shows(tmp_path_facto
     )
     assert shown is not None
     assert " ".join(shown[1].split()) in finished.stdout
+
+
+def template_fragments(directory: Path) -> dict[str, Any]:
+    """Each `# template.yaml, under <place>:` snippet, parsed as template.yaml is (its !Sub and !Ref), by place."""
+    fragments = {}
+    for number, match in enumerate(_FENCE.finditer(GUIDE.read_text(encoding="utf-8"))):
+        body = textwrap.dedent(match["body"])
+        placed = _TEMPLATE_PLACE.match(body)
+        if placed and match["language"] == "yaml":
+            # Under a key of its own, so that a list (a role's policies) loads as a mapping's value.
+            path = directory / f"fragment-{number}.yaml"
+            path.write_text("Fragment:\n" + textwrap.indent(body, "  "), encoding="utf-8")
+            fragments[placed["place"]] = load_template(path)["Fragment"]
+    return fragments
+
+
+def test_the_guides_template_fragments_grant_exactly_the_tools_calls_on_the_stages_table(tmp_path: Path) -> None:
+    # GIVEN template.yaml with the guide's Parameter and policy pasted where the guide says
+    fragments = template_fragments(tmp_path)
+    assert sorted(fragments) == ["MedianToolsFunctionRole's Policies", "Parameters"]
+    template = load_template()
+    template["Parameters"].update(fragments["Parameters"])
+    template["Resources"]["MedianToolsFunctionRole"]["Properties"]["Policies"].extend(
+        fragments["MedianToolsFunctionRole's Policies"]
+    )
+    # WHEN make validate's own check runs, and SAM translates it for staging's table name
+    problems = check(template)
+    role = translated(template, ParcelsTableName="parcels-staging").properties("MedianToolsFunctionRole")
+    # THEN the check is content (a policy is no part of a version), and the role may make the
+    # tools' two calls on that one table, and nothing more on it
+    assert problems == []
+    [statement] = [
+        statement
+        for policy in role["Policies"]
+        if policy["PolicyName"] == "read-and-book-parcels"
+        for statement in policy["PolicyDocument"]["Statement"]
+    ]
+    assert statement["Action"] == ["dynamodb:GetItem", "dynamodb:UpdateItem"]
+    assert statement["Resource"] == "arn:aws:dynamodb:eu-west-1:123456789012:table/parcels-staging"
