@@ -9,6 +9,7 @@ still pass `make validate`'s own check and translate to a role granting what the
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import sys
 import textwrap
@@ -20,6 +21,7 @@ from scripts.check_template import check
 from scripts.sam_settings import load_template
 from tests.project_copy import REPO, ProjectCopy, copy_project
 from tests.sam_template import translated
+from tests.unit.test_permissions_boundary import as_list, boundary_problems, boundary_statements, pipeline_sub
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 GUIDE = REPO / "docs" / "your-own-systems.md"
 _FENCE = re.compile(r"^```(?P<language>\w*)\n(?P<body>.*?)^```$", re.MULTILINE | re.DOTALL)
 _PATH_COMMENT = re.compile(r"# (?P<path>(?:tools|tests)/[\w/.]+\.(?:py|toml))\n")
-_TEMPLATE_PLACE = re.compile(r"# template\.yaml, under (?P<place>.+):\n")
+_TEMPLATE_PLACE = re.compile(r"# (?:template\.yaml|pipeline/oidc-role\.yaml), under (?P<place>.+):\n")
 
 
 def files_to_copy() -> dict[str, str]:
@@ -100,7 +102,7 @@ def test_a_value_missing_from_a_stage_is_the_line_the_guide_shows(tmp_path_facto
 
 
 def template_fragments(directory: Path) -> dict[str, Any]:
-    """Each `# template.yaml, under <place>:` snippet, parsed as template.yaml is (its !Sub and !Ref), by place."""
+    """Each `# template.yaml, under <place>:` snippet (or the pipeline's), parsed as the templates are, by place."""
     fragments = {}
     for number, match in enumerate(_FENCE.finditer(GUIDE.read_text(encoding="utf-8"))):
         body = textwrap.dedent(match["body"])
@@ -116,7 +118,11 @@ def template_fragments(directory: Path) -> dict[str, Any]:
 def test_the_guides_template_fragments_grant_exactly_the_tools_calls_on_the_stages_table(tmp_path: Path) -> None:
     # GIVEN template.yaml with the guide's Parameter and policy pasted where the guide says
     fragments = template_fragments(tmp_path)
-    assert sorted(fragments) == ["MedianToolsFunctionRole's Policies", "Parameters"]
+    assert sorted(fragments) == [
+        "MedianToolsFunctionRole's Policies",
+        "Parameters",
+        "StackRolesPermissionsBoundary's Statement",
+    ]
     template = load_template()
     template["Parameters"].update(fragments["Parameters"])
     template["Resources"]["MedianToolsFunctionRole"]["Properties"]["Policies"].extend(
@@ -136,3 +142,29 @@ def test_the_guides_template_fragments_grant_exactly_the_tools_calls_on_the_stag
     ]
     assert statement["Action"] == ["dynamodb:GetItem", "dynamodb:UpdateItem"]
     assert statement["Resource"] == "arn:aws:dynamodb:eu-west-1:123456789012:table/parcels-staging"
+
+
+@pytest.mark.parametrize("table", ["parcels", "parcels-staging"])
+def test_the_guides_boundary_statement_allows_what_its_policy_grants_and_no_more(tmp_path: Path, table: str) -> None:
+    # GIVEN the pipeline's boundary with the guide's statement pasted in, and the guide's policy for a stage's table
+    fragments = template_fragments(tmp_path)
+    boundary = [*boundary_statements(), *fragments["StackRolesPermissionsBoundary's Statement"]]
+    template = load_template()
+    template["Parameters"].update(fragments["Parameters"])
+    template["Resources"]["MedianToolsFunctionRole"]["Properties"]["Policies"].extend(
+        fragments["MedianToolsFunctionRole's Policies"]
+    )
+    role = translated(template, ParcelsTableName=table).properties("MedianToolsFunctionRole")
+    [granted] = [policy for policy in role["Policies"] if policy["PolicyName"] == "read-and-book-parcels"]
+    # WHEN the boundary is asked about each grant
+    for statement in granted["PolicyDocument"]["Statement"]:
+        for action in as_list(statement["Action"]):
+            # THEN a statement of it allows the grant, so the call is not denied in AWS
+            resource = statement["Resource"]
+            assert any(
+                action in as_list(allowing["Action"])
+                and any(fnmatch.fnmatchcase(resource, pipeline_sub(r)) for r in as_list(allowing["Resource"]))
+                for allowing in boundary
+            ), action
+    # AND the boundary still names only the stack's own resources and the company's, one by one
+    assert boundary_problems(boundary) == []

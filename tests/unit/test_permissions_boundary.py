@@ -123,18 +123,50 @@ def test_the_boundary_allows_everything_the_function_role_is_granted(tracing: st
                     )
 
 
-def test_the_boundary_names_the_stacks_own_resources() -> None:
-    # GIVEN the boundary's statements
-    for statement in boundary_statements():
-        # THEN each action is named one by one, and each resource is the stage stack's, except
-        # where the service names none (X-Ray) or the action only reads (CodeDeploy's alarms)
-        for action in as_list(statement["Action"]):
-            assert "*" not in action, f"{statement['Sid']}: {action}"
+def boundary_problems(statements: list[dict[str, Any]]) -> list[str]:
+    """What in these boundary statements reaches beyond the stage stack's own resources, or the company's named ones."""
+    problems = []
+    for statement in statements:
+        sid = statement["Sid"]
+        problems += [f"{sid}: {action} is not one action" for action in as_list(statement["Action"]) if "*" in action]
         for resource in as_list(statement["Resource"]):
             if resource == "*":
-                assert all(a.startswith(("xray:", "cloudwatch:Describe")) for a in as_list(statement["Action"]))
-            else:
-                assert "${AppStackName}" in resource["Fn::Sub"], f"{statement['Sid']}: {resource}"
+                if not all(a.startswith(("xray:", "cloudwatch:Describe")) for a in as_list(statement["Action"])):
+                    problems.append(f"{sid}: only X-Ray's and CloudWatch's reads may be on every resource")
+            elif sid.startswith("Company"):
+                # A resource of the company's (docs/your-own-systems.md): in this account and region, by its name.
+                text = resource["Fn::Sub"]
+                if "${AWS::AccountId}" not in text or "${AWS::Region}" not in text or "*" in text:
+                    problems.append(f"{sid}: {text} must name one resource of this account and region")
+            elif "${AppStackName}" not in resource["Fn::Sub"]:
+                problems.append(
+                    f"{sid}: {resource} is not the stack's own; a company's resource goes in a Company... Sid"
+                )
+    return problems
+
+
+def test_the_boundary_names_the_stacks_own_resources() -> None:
+    # GIVEN the boundary's statements
+    # THEN each action is named one by one, and each resource is the stage stack's, except where the
+    # service names none (X-Ray), the action only reads (CodeDeploy's alarms), or a `Company...`
+    # statement names a resource of the company's, one by one, in this account and region
+    assert boundary_problems(boundary_statements()) == []
+
+
+def test_a_boundary_statement_beyond_the_stack_is_named_with_the_fix() -> None:
+    # GIVEN statements reaching another stack's table, and a company's tables by a pattern
+    sub = "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/"
+    statements = [
+        {"Sid": "Wide", "Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": {"Fn::Sub": sub + "other"}},
+        {"Sid": "CompanyAll", "Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": {"Fn::Sub": sub + "p*"}},
+    ]
+    # WHEN they are checked
+    problems = boundary_problems(statements)
+    # THEN each is named, with where a company's resource belongs
+    assert problems == [
+        f"Wide: {{'Fn::Sub': '{sub}other'}} is not the stack's own; a company's resource goes in a Company... Sid",
+        f"CompanyAll: {sub}p* must name one resource of this account and region",
+    ]
 
 
 @pytest.mark.parametrize("stage", ["staging", "production"])
