@@ -193,3 +193,16 @@ def test_without_its_token_pickup_slots_does_not_run(
     assert answer.status == 500
     assert "did not run; retry" in answer.body["error"]["message"]
     assert TOKEN_SECRET not in json.dumps(answer.body)
+
+
+def test_make_serves_seed_gives_the_tools_what_settings_toml_names(
+    median: MedianTestClient, median_aws: MedianAWS
+) -> None:
+    # GIVEN moto seeded as `make serve LOCAL_AWS=moto` seeds it, and no value but tools/settings.toml's
+    from tests.tools.local_aws_seed import seed
+
+    seed()
+    # WHEN the agent opens a return
+    answer = median.call("startReturn", RETURN)
+    # THEN the table settings.toml names is there, keyed as the tool writes it
+    assert answer.body["output"]["status"] == "open"

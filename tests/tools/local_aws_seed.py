@@ -1,0 +1,21 @@
+"""What `make serve LOCAL_AWS=moto` seeds moto with, so the example tools run with no AWS account.
+
+`seed()` runs with boto3 already pointed at moto (docs/configuration.md). The table is the one
+tools/settings.toml's [default] RETURNS_TABLE names, keyed as template.yaml's ReturnsTable; the
+secret is the pickup API's token under the name PICKUP_API_TOKEN_SECRET gives, a dummy value.
+Delete this file with the examples, or make it seed your own tools' tables.
+"""
+
+from __future__ import annotations
+
+import boto3
+
+
+def seed() -> None:
+    boto3.client("dynamodb").create_table(
+        TableName="returns",
+        KeySchema=[{"AttributeName": "orderNumber", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "orderNumber", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    boto3.client("secretsmanager").create_secret(Name="median-tools/pickup-api-token", SecretString="local-dummy")
