@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from handler.registry import Registry
+    from handler.testing import TestAnswer
     from tests.scratch_tools import ScratchTools
 
     # The make_event fixture: build_event itself.
@@ -199,6 +200,25 @@ def configuration(request: pytest.FixtureRequest) -> str:
     if request.param == AS_DEPLOYED:
         request.getfixturevalue("idempotency_table")
     return str(request.param)
+
+
+class CallingAsMedian(MedianTestClient):
+    """A test client whose every call carries a callId of its own, as Median sends it, unless the test names one."""
+
+    __test__ = False
+
+    def call(self, tool: str, tool_input: dict[str, Any] | None = None, **members: Any) -> TestAnswer:
+        members.setdefault("callId", f"call_{uuid.uuid4().hex}")
+        return super().call(tool, tool_input, **members)
+
+
+@pytest.fixture
+def client_as_median(configuration: str) -> MedianTestClient:
+    """CallingAsMedian, in both configurations: as deployed (its calls go through the table) and as `make serve` runs.
+
+    A module whose POST tests should hold as deployed overrides its `client` with this one.
+    """
+    return CallingAsMedian(TEST_KEY)
 
 
 def with_call_id(body: bytes) -> bytes:
