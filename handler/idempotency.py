@@ -247,8 +247,11 @@ def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callabl
 def _record_of(answer: Answer, ctx: ToolContext) -> dict[str, Any]:
     """What the record keeps for a retry: the answer, or, when no item can hold it, a 500 that says so."""
     text = answer.json()
-    # Powertools stores the answer as ASCII-escaped JSON, where a character takes at most 12 bytes.
-    if len(text) * 12 > IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES and len(json.dumps(text)) > (
+    record = {"status": answer.status, "body": answer.body}
+    # Powertools stores the record as json.dumps writes it (sort_keys, ASCII escapes, ", " and
+    # ": " between members), where a character of the compact text takes at most 12 bytes: only
+    # a longer answer is written out again to be measured as Powertools will write it.
+    if len(text) * 12 > IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES and len(json.dumps(record, sort_keys=True)) > (
         IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES
     ):
         observability.logger.warning(
@@ -256,7 +259,7 @@ def _record_of(answer: Answer, ctx: ToolContext) -> dict[str, Any]:
             extra={"call_id": ctx.call_id, "answer_characters": len(text)},
         )
         return {"status": 500, "body": _unkept_answer_body(ctx)}
-    return {"status": answer.status, "body": answer.body}
+    return record
 
 
 def _unkept_answer_body(ctx: ToolContext) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from handler.testing import FakeLambdaContext, call_body, signed_event
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from handler.testing import MedianTestClient, TestAnswer
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
@@ -369,3 +371,39 @@ def test_a_call_id_reused_from_another_conversation_gets_409_however_alike_they_
     assert (other.status, other.body["error"]["code"]) == (409, "call_id_reused")
     assert "output" not in other.body
     assert scratch.runs["countRuns"] == 1
+
+
+@pytest.mark.parametrize(
+    ("output", "recorded"),
+    [
+        pytest.param(lambda: [0] * 150_000, False, id="300 KB compact, 450 KB with Powertools' separators"),
+        pytest.param(lambda: {f"k{n}": 0 for n in range(40_000)}, False, id="many members: ': ' and ', '"),
+        pytest.param(lambda: "é" * 70_000, False, id="70,000 characters, 420 KB escaped"),
+        pytest.param(lambda: "x" * 300_000, True, id="300 KB that fits"),
+        pytest.param(lambda: [0] * 100_000, True, id="200 KB compact, 300 KB with separators: fits"),
+    ],
+)
+def test_an_answer_near_the_records_size_is_kept_or_replaced_never_lost(
+    output: Callable[[], object], recorded: bool, client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a tool whose answer is near what a DynamoDB item holds, measured as Powertools writes it
+    @tool(risk="high", name="exportNearTheLimit")
+    def export_near_the_limit(args: NoteInput) -> object:
+        """Export a large answer."""
+        scratch.runs["export"] += 1
+        return output()
+
+    # WHEN it is called, and retried
+    first = client.call("exportNearTheLimit", {}, callId="call_near_limit")
+    retry = client.call("exportNearTheLimit", {}, callId="call_near_limit")
+    # THEN the first call gets the whole answer; the retry gets it again if the record could keep
+    # it, or a 500 saying the call ran; never a 409 in_progress and a second run once it lapses
+    assert first.status == 200
+    assert first.body["output"] == output()
+    if recorded:
+        assert retry.body == first.body
+    else:
+        assert retry.status == 500
+        assert "already ran" in retry.body["error"]["message"]
+    assert scratch.runs["export"] == 1
+    assert "The idempotency table failed" not in logs.text()
