@@ -184,18 +184,22 @@ def idempotency_table(moto_endpoint: str, clean_env: pytest.MonkeyPatch) -> str:
 
 
 # The two configurations a POST is served in. A deployed function always names its idempotency
-# table (template.yaml); `make serve` names none. A test that asks for `configuration` runs in both.
+# table (template.yaml); `make serve` names none.
 AS_DEPLOYED = "as deployed"
 AS_SERVED = "as make serve"
+# For a test that must hold in both: @pytest.mark.parametrize("configuration", BOTH, indirect=True).
+BOTH = (AS_DEPLOYED, AS_SERVED)
 
 
-@pytest.fixture(params=[AS_DEPLOYED, AS_SERVED])
+@pytest.fixture(params=[AS_DEPLOYED])
 def configuration(request: pytest.FixtureRequest) -> str:
-    """Runs the test as deployed (the idempotency table on moto's DynamoDB) and as `make serve` runs (none).
+    """Serves the test's POSTs as deployed: the idempotency table on moto's DynamoDB, fresh for the test.
 
-    Every call through the table costs two requests to moto's server, so only the tests whose
-    calls reach a tool need it; a call refused before its tool never touches the table. Give
-    each call a callId (with_call_id), as Median does, or the table is never used.
+    The POST suites run so by default, as production does; the table-less path (`make serve`'s)
+    is proven by tests/integration/test_post_without_the_table.py, and by any test that asks
+    for both configurations (BOTH). Give each call a callId (with_call_id, client_as_median),
+    as Median does, or the table is never reached. Each call that reaches its tool costs two
+    requests to moto's server; a call refused before its tool never touches the table.
     """
     if request.param == AS_DEPLOYED:
         request.getfixturevalue("idempotency_table")
@@ -214,10 +218,7 @@ class CallingAsMedian(MedianTestClient):
 
 @pytest.fixture
 def client_as_median(configuration: str) -> MedianTestClient:
-    """CallingAsMedian, in both configurations: as deployed (its calls go through the table) and as `make serve` runs.
-
-    A module whose POST tests should hold as deployed overrides its `client` with this one.
-    """
+    """CallingAsMedian, served as deployed (through the table): a POST module overrides its `client` with it."""
     return CallingAsMedian(TEST_KEY)
 
 

@@ -1,8 +1,9 @@
 """POST: every row of PROTOCOL.md §6 this endpoint answers on its own, signed with the key in moto's Secrets Manager.
 
-Every test runs in both configurations (tests/conftest.py, `configuration`): as deployed, with
-the idempotency table on moto's DynamoDB, and as `make serve` runs, without one. Every call
-carries a callId, as Median sends it, so that the deployed run goes through the table.
+Every test runs as deployed (tests/conftest.py, `configuration`): with the idempotency table on
+moto's DynamoDB, and every call carrying a callId, as Median sends it, so that each call that
+reaches its tool goes through the table. The table-less path, `make serve`'s, is proven by
+test_post_without_the_table.py.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 @pytest.fixture(autouse=True)
 def _key(key_in_secrets_manager: str, sample_tools: Registry, configuration: str) -> None:
     """TEST_KEY in moto's Secrets Manager, the sample tools (tests/sample_tools/) served, their desk as shipped;
-    as deployed and as `make serve` runs."""
+    the idempotency table on, as deployed."""
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 @pytest.fixture
 def client(client_as_median: MedianTestClient) -> MedianTestClient:
-    """Every call with a callId, as deployed (through the idempotency table) and as `make serve` runs."""
+    """Every call with a callId of its own, served as deployed: through the idempotency table."""
     return client_as_median
 
 

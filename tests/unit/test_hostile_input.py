@@ -23,7 +23,7 @@ from handler.app import lambda_handler
 from handler.protocol import MAX_BODY_BYTES, MAX_NESTING_DEPTH, SIGNATURE_HEADER
 from handler.signature import compute_signature, sign
 from handler.testing import TEST_KEY, FakeLambdaContext, call_body, dev_key, http_event, signed_event
-from tests.conftest import SHAPES, build_event
+from tests.conftest import BOTH, SHAPES, build_event
 
 # Every request may reach a tool: the sample tools (tests/sample_tools/) are served.
 pytestmark = pytest.mark.usefixtures("sample_tools")
@@ -230,7 +230,8 @@ documents = st.fixed_dictionaries(
     body=st.one_of(odd_documents, documents.map(lambda document: json.dumps(document).encode())),
     base64_body=st.booleans(),
 )
-@pytest.mark.usefixtures("configuration")  # as deployed (the idempotency table) and as `make serve` runs
+@pytest.mark.parametrize("configuration", BOTH, indirect=True)  # with the idempotency table, and without
+@pytest.mark.usefixtures("configuration")
 def test_any_signed_body_gets_a_well_formed_answer(body: bytes, base64_body: bool) -> None:
     # GIVEN any body, correctly signed, sent as text where it can be and as base64 otherwise
     try:

@@ -17,12 +17,16 @@ from pydantic import BaseModel, Field
 from handler import ToolContext, tool
 from handler.protocol import MAX_NESTING_DEPTH
 from handler.testing import signed_event
+from tests.conftest import BOTH
 
 if TYPE_CHECKING:
     from handler.registry import Registry
     from handler.testing import MedianTestClient, TestAnswer
 
-pytestmark = pytest.mark.usefixtures("configuration", "quote_tool")
+pytestmark = [
+    pytest.mark.parametrize("configuration", BOTH, indirect=True),
+    pytest.mark.usefixtures("configuration", "quote_tool"),
+]
 
 
 class _QuoteInput(BaseModel):

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 TOOL = "echoNumbers"
 
-# As deployed (the idempotency table, which copies and hashes what a call carries) and as `make serve` runs.
+# As deployed: through the idempotency table, whose library copies and hashes what it is given.
 pytestmark = pytest.mark.usefixtures("configuration")
 
 
