@@ -2,8 +2,9 @@
 
 Each HTTP request becomes an API Gateway HTTP API (payload 2.0) event and goes through
 `handler.app.lambda_handler`, as it would behind API Gateway; /_inspector serves the
-inspector page. It binds to loopback only, and reloads the tools when a file of theirs is
-saved (devserver.reloader).
+inspector page, which runs tools only when opened from the link printed here (its token).
+It binds to loopback only, and reloads the tools when a file of theirs is saved
+(devserver.reloader).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import sys
 
 from devserver.curl import example_call, get_command, post_command
 from devserver.dev_key import use_dev_key
-from devserver.inspector import INSPECTOR_PATH
 from devserver.reloader import ToolsReloader
 from devserver.server import DevServer
 from handler.local_key import DevKeyUnavailable
@@ -56,7 +56,8 @@ def main() -> int:
     indented = "\n".join(f"  {line}" for line in example.splitlines())
     print(
         f"Serving the Median endpoint on {url}\n"
-        f"Inspect and try your tools in a browser: {url.rstrip('/')}{INSPECTOR_PATH}\n"
+        # The token in this link is what lets the page run tools: whoever reads this terminal has it.
+        f"Inspect and try your tools in a browser: {server.inspector_url}\n"
         "Or from another terminal:\n"
         f"  {get_command(url)}\n"
         f"{indented}\n"
