@@ -33,6 +33,14 @@ def _tools(sample_tools: Registry, scratch: ScratchTools) -> None:
         """Return a set."""
         return {args.note}
 
+    @tool(risk="low", name="returnTooDeep")
+    def return_too_deep(args: NoteInput) -> object:
+        """Return lists nested deeper than any JSON encoder here will write."""
+        nested: list[object] = []
+        for _ in range(100_000):
+            nested = [nested]
+        return nested
+
 
 def _deep_conversation() -> str:
     text = "1.0"
@@ -55,6 +63,7 @@ CASES = {
     "404 unknown_tool": ("noSuchTool", "{}", "{}"),
     "500 a crash": ("crashQuotingInput", '{"note": "x"}', "{}"),
     "500 not JSON": ("returnASet", '{"note": "x"}', "{}"),
+    "500 nested too deep to write": ("returnTooDeep", "{}", "{}"),
 }
 
 
