@@ -42,11 +42,10 @@ def quote_tool(scratch_registry: Registry) -> None:
 
 
 def _nested(levels: int, innermost: str = "1.0") -> str:
-    """JSON text nesting `levels` objects and arrays (alternately), around `innermost`."""
-    text = innermost
-    for level in range(levels):
-        text = f'{{"next": {text}}}' if level % 2 else f"[{text}]"
-    return text
+    """JSON text nesting `levels` arrays and objects (alternately, an array outermost), around `innermost`."""
+    pairs, odd = divmod(levels, 2)
+    inside = f"[{innermost}]" if odd else innermost
+    return '[{"next": ' * pairs + inside + "}]" * pairs
 
 
 # Where the nesting sits, and the body's text around it: the body's own object is one level,
