@@ -7,6 +7,7 @@ table and then, with a callId of its own, through it, and the two answers must b
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from handler import tool
-from handler.protocol import IDEMPOTENCY_TABLE_ENV, MAX_NESTING_DEPTH
+from handler.dispatch import STORE_CALL_SECONDS
+from handler.protocol import IDEMPOTENCY_TABLE_ENV, MAX_NESTING_DEPTH, TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, signed_event
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
@@ -32,6 +34,12 @@ def _tools(sample_tools: Registry, scratch: ScratchTools) -> None:
     def return_a_set(args: NoteInput) -> object:
         """Return a set."""
         return {args.note}
+
+    @tool(risk="low", name="asyncOverrun")
+    async def async_overrun(args: NoteInput) -> object:
+        """Wait past any deadline here."""
+        await asyncio.sleep(10)
+        return "done"
 
     @tool(risk="low", name="returnTooDeep")
     def return_too_deep(args: NoteInput) -> object:
@@ -67,14 +75,17 @@ CASES = {
 }
 
 
-def _send(client: MedianTestClient, case: str, call_id: str) -> TestAnswer:
-    tool_name, input_json, conversation_json = CASES[case]
+def _send(
+    client: MedianTestClient, call: tuple[str, str, str], call_id: str, timeout_seconds: float = 30.0
+) -> TestAnswer:
+    tool_name, input_json, conversation_json = call
     body = (
         f'{{"version":1,"op":"call","tool":"{tool_name}","callId":"{call_id}",'
         f'"input":{input_json},"conversation":{conversation_json}}}'
     ).encode()
     # One request id for both: an error's message names it.
-    return client.send(signed_event("POST", body), FakeLambdaContext(aws_request_id="req-alike"))
+    context = FakeLambdaContext(aws_request_id="req-alike", timeout_seconds=timeout_seconds)
+    return client.send(signed_event("POST", body), context)
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -83,13 +94,32 @@ def test_a_call_answers_the_same_without_the_table_as_through_it(
 ) -> None:
     # GIVEN a call, served first as `make serve` serves it, with no idempotency table
     assert IDEMPOTENCY_TABLE_ENV not in os.environ
-    served = _send(client, case, f"call_{uuid.uuid4().hex}")
+    served = _send(client, CASES[case], f"call_{uuid.uuid4().hex}")
     # WHEN the same call, with a callId of its own, is served as deployed, through the table
     request.getfixturevalue("idempotency_table")
-    deployed = _send(client, case, f"call_{uuid.uuid4().hex}")
+    deployed = _send(client, CASES[case], f"call_{uuid.uuid4().hex}")
     # THEN both answer alike: the same status and the same body
     assert served.status == deployed.status == int(case.split()[0]), served.body
     assert served.body == deployed.body
+
+
+@pytest.mark.parametrize("tool_name", ["waitForRelease", "asyncOverrun"])
+def test_a_timeout_answers_the_same_without_the_table_as_through_it(
+    tool_name: str, client: MedianTestClient, scratch: ScratchTools, request: pytest.FixtureRequest
+) -> None:
+    # GIVEN a tool (plain or async) that overruns a Lambda leaving it a fraction of a second,
+    # served first without the table
+    call = (tool_name, "{}", "{}")
+    tool_seconds = TOOL_TIME_MARGIN_SECONDS + 0.3
+    served = _send(client, call, f"call_{uuid.uuid4().hex}", tool_seconds)
+    # WHEN it is served through the table, in a Lambda with room for the table's two requests besides
+    request.getfixturevalue("idempotency_table")
+    deployed = _send(client, call, f"call_{uuid.uuid4().hex}", tool_seconds + 2 * STORE_CALL_SECONDS)
+    scratch.release.set()
+    # THEN both are the same 504 timeout, saying it is unknown whether the tool did its work
+    assert served.status == deployed.status == 504, served.body
+    assert served.body == deployed.body
+    assert "unknown whether it did its work" in served.body["error"]["message"]
 
 
 def test_without_the_table_a_retried_call_id_runs_the_tool_again(
