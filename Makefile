@@ -15,7 +15,7 @@ RUNTIME_PYTHON := $(firstword $(foreach candidate,python$(LAMBDA_PYTHON) \
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help install lock audit test runtime-python test-runtime-python serve check new-tool swap-check lint format clean
+.PHONY: help install lock audit test test-tools runtime-python test-runtime-python serve check new-tool swap-check lint format clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -60,6 +60,10 @@ audit: $(UV_INSTALLED) ## Audit every version in uv.lock against known vulnerabi
 test: $(INSTALLED) ## Run the whole test suite
 	$(BIN)/python -m pytest
 
+# The inner loop while writing a tool: the framework's own ~1,100 tests are `make test`'s.
+test-tools: $(INSTALLED) ## Run only your tools' tests, tests/tools/ (seconds; make test runs everything)
+	$(BIN)/python -m pytest tests/tools
+
 runtime-python: ## Print the Python 3.13 this machine has (empty if none)
 	@echo $(RUNTIME_PYTHON)
 
@@ -83,7 +87,7 @@ new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NA
 swap-check: $(INSTALLED) ## In a temporary copy: delete the examples, make new-tool, make lint test check build
 	VENV="$(VENV)" scripts/swap_examples.sh
 
-lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format) and mypy on handler/
+lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format); mypy on handler/ and tools/
 	$(BIN)/python -m scripts.lock check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import json
 import os
+import re
 import secrets
 import uuid
 from dataclasses import dataclass, field
@@ -250,6 +251,16 @@ def _call_from_request(body: bytes, port: int) -> Reply:
     return perform(body, call_id, port)
 
 
+def _crash_explained(error: object) -> str | None:
+    """The traceback of the crash an internal_error answer names by its reference, if this process printed one."""
+    from handler.local_crash import explanation
+
+    if not isinstance(error, dict) or error.get("code") != ErrorCode.INTERNAL_ERROR:
+        return None
+    named = re.search(r"[Rr]eference ([\w-]+)", str(error.get("message", "")))
+    return explanation(named.group(1)) if named else None
+
+
 def perform(body: bytes, call_id: str | None, port: int) -> Reply:
     """Sign the body with the dev key and POST it through the handler, as Median would."""
     key, why_not = signing_key()
@@ -269,6 +280,8 @@ def perform(body: bytes, call_id: str | None, port: int) -> Reply:
             "ok": answer.get("ok") if isinstance(answer, dict) else None,
             "errorCode": error.get("code") if isinstance(error, dict) else None,
             "answer": answer,
+            # Why a tool crashed, beside its answer: printed on this machine's terminal too, never sent.
+            "crash": _crash_explained(error),
             "elapsedMs": round(elapsed_ms, 2),
             "callId": call_id,
             "request": body.decode("utf-8"),

@@ -335,7 +335,7 @@ def command_new_tool(arguments: argparse.Namespace) -> int:
         print(f"wrote {path.relative_to(root)}")
     print(
         f"{new.tool_name} answers as written. Make it yours: its description (the docstring), its input model "
-        "and its work; then `make check test`."
+        "and its work; then `make test-tools check` (its tests alone, then Median's rules)."
     )
     return 0
 
