@@ -1,4 +1,4 @@
-"""A real Secrets Manager over HTTP: moto's server on a free loopback port, shared by the session."""
+"""A real Secrets Manager over HTTP, on moto's server (tests/conftest.py: moto_endpoint), shared by the session."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
-from moto.server import ThreadedMotoServer
 
 from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, TOOLS_PACKAGE_ENV
 from handler.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of, free_port
@@ -25,19 +24,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from mypy_boto3_secretsmanager import SecretsManagerClient
-
-
-@pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    with pytest.MonkeyPatch.context() as patch:
-        # boto3 reads this itself: the handler's own client goes to moto, unpatched.
-        patch.setenv("AWS_ENDPOINT_URL", endpoint)
-        yield endpoint
-    server.stop()
 
 
 @pytest.fixture
@@ -158,24 +144,6 @@ class ToolsPackage:
 @pytest.fixture
 def tools_package(tmp_path: Path) -> ToolsPackage:
     return ToolsPackage(tmp_path)
-
-
-@pytest.fixture
-def idempotency_table(moto_endpoint: str, clean_env: pytest.MonkeyPatch) -> str:
-    """A fresh table shaped as template.yaml makes it (key `id`, TTL `expiration`), named in IDEMPOTENCY_TABLE."""
-    dynamodb = boto3.client("dynamodb", endpoint_url=moto_endpoint)
-    name = f"idempotency-{uuid.uuid4().hex[:12]}"
-    dynamodb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    dynamodb.update_time_to_live(
-        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"}
-    )
-    clean_env.setenv("IDEMPOTENCY_TABLE", name)
-    return name
 
 
 @pytest.fixture
