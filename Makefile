@@ -15,22 +15,54 @@ RUNTIME_PYTHON := $(firstword $(foreach candidate,python$(LAMBDA_PYTHON) \
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help install test runtime-python test-runtime-python serve check new-tool swap-check lint format clean
+.PHONY: help install lock audit test test-tools runtime-python test-runtime-python serve check new-tool swap-check lint format clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-$(INSTALLED): pyproject.toml
+# --- The lock (issue 17): uv.lock pins every group, with hashes, for every platform the project
+# installs for; each venv below is installed from it and nothing else (docs/dependencies.md).
+# uv itself comes first, by pip, at the version and with the hashes the lock records for it.
+UV := $(BIN)/uv
+UV_INSTALLED := $(VENV)/.uv-installed
+# UV_PYTHON_DOWNLOADS: uv uses the Python that made each venv, and never fetches one of its own.
+UV_ENV := UV_PYTHON_DOWNLOADS=never
+# When `uv sync --locked` fails, the lock may no longer match pyproject.toml: if so, this names
+# the command that fixes it (any other failure, a network one say, is uv's own message above).
+STALE_LOCK = { $(BIN)/python -m scripts.lock check; exit 1; }
+
+$(UV_INSTALLED): uv.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group dev
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group translator --no-deps
+	$(PYTHON) -m scripts.lock uv-requirement > $(VENV)/uv-requirement.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(VENV)/uv-requirement.txt
 	@touch $@
 
-install: $(INSTALLED) ## Create .venv and install the runtime, test and lint dependencies
+# The dev venv holds exactly the dev group's locked packages (uv sync removes anything else);
+# the translator follows without its dependencies, at its locked version and hashes: its own
+# pins would hold pydantic below the runtime group's (pyproject.toml, translator).
+$(INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked --no-default-groups --group dev || $(STALE_LOCK)
+	$(UV_ENV) $(UV) export --quiet --frozen --format requirements.txt --no-header --only-group translator \
+		--prune pydantic --prune boto3 --prune jsonschema --prune typing-extensions > $(VENV)/translator-requirements.txt
+	$(UV_ENV) $(UV) pip install --quiet --python $(BIN)/python --require-hashes --no-deps -r $(VENV)/translator-requirements.txt
+	@touch $@
+
+install: $(INSTALLED) ## Create .venv from uv.lock: the runtime, test and lint dependencies
+
+# UPGRADE="pydantic wrapt" moves those packages to their newest allowed versions, UPGRADE=all every package.
+lock: $(UV_INSTALLED) ## Update uv.lock after a change to pyproject.toml; UPGRADE=NAME (or all) to upgrade
+	$(UV_ENV) $(UV) lock $(if $(filter all,$(UPGRADE)),--upgrade,$(addprefix --upgrade-package ,$(UPGRADE)))
+
+# GitHub's Checks workflow runs this; no advisory source is reachable from every machine.
+audit: $(UV_INSTALLED) ## Audit every version in uv.lock against known vulnerabilities (OSV)
+	$(BIN)/python -m scripts.audit
 
 test: $(INSTALLED) ## Run the whole test suite
 	$(BIN)/python -m pytest
+
+# The inner loop while writing a tool: the framework's own ~1,100 tests are `make test`'s.
+test-tools: $(INSTALLED) ## Run only your tools' tests, tests/tools/ (seconds; make test runs everything)
+	$(BIN)/python -m pytest tests/tools
 
 runtime-python: ## Print the Python 3.13 this machine has (empty if none)
 	@echo $(RUNTIME_PYTHON)
@@ -57,7 +89,8 @@ new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NA
 swap-check: $(INSTALLED) ## In a temporary copy: delete the examples, make new-tool, make lint test check build
 	VENV="$(VENV)" scripts/swap_examples.sh
 
-lint: $(INSTALLED) ## ruff (lint and format) and mypy on handler/
+lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format); mypy on handler/ and tools/
+	$(BIN)/python -m scripts.lock check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -91,16 +124,15 @@ NEED_CONTAINER = @docker info >/dev/null 2>&1 || finch info >/dev/null 2>&1 || {
 
 .PHONY: build validate event invoke start-api deploy delete call build-MedianToolsFunction
 
-$(SAM_INSTALLED): pyproject.toml $(INSTALLED)
+$(SAM_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
 	$(PYTHON) -m venv $(SAM_VENV)
-	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
-	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --group sam
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(SAM_VENV) $(UV) sync --quiet --locked --only-group sam || $(STALE_LOCK)
 	@touch $@
 
 build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
 	$(SAM) build
 
-validate: $(SAM_INSTALLED) ## sam validate --lint, and what cfn-lint cannot see: stale versions, 256-char and 4 KB limits
+validate: $(SAM_INSTALLED) ## sam validate --lint, serverless rules, Checkov; a version left stale, Lambda's 256-char and 4 KB limits
 	$(BIN)/python -m scripts.check_template
 	$(SAM) validate --lint
 	$(SAM) validate --lint --template pipeline/oidc-role.yaml
@@ -113,23 +145,55 @@ validate: validate-serverless
 validate-serverless: $(SAM_INSTALLED)
 	$(SAM_VENV)/bin/cfn-lint template.yaml --append-rules cfn_lint_serverless.rules --non-zero-exit-code error
 
+# Checkov's bundled checks, offline (no platform, no mapping download, no update check), on both
+# templates and .github/: any failed check fails. It reads SAM resources as written, before the
+# transform (it merges Globals in itself), so the roles are written out in template.yaml, where
+# it sees them. A check that does not apply is skipped next to its resource, in Metadata, with
+# the reason. A template Checkov cannot parse only counts as a "parsing error" with exit 0, so
+# that fails here too (a broken workflow it skips without a word: `make lint-workflows` fails on
+# it). Its own venv: its pins (boto3, cfn-lint, ...) are not the SAM CLI's or ours.
+CHECKOV_VENV := $(VENV)/checkov
+CHECKOV_INSTALLED := $(CHECKOV_VENV)/.installed
+CHECKOV = CKV_SKIP_PACKAGE_UPDATE_CHECK=true BC_SKIP_MAPPING=TRUE \
+	$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact
+.PHONY: validate-checkov
+validate: validate-checkov
+
+$(CHECKOV_INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(CHECKOV_VENV) $(UV) sync --quiet --locked --only-group checkov || $(STALE_LOCK)
+	@touch $@
+
+validate-checkov: $(CHECKOV_INSTALLED)
+	@for scan in "--framework cloudformation secrets -f template.yaml -f pipeline/oidc-role.yaml" \
+			"--framework github_actions secrets -d .github"; do \
+		echo "checkov $$scan"; \
+		report=$$($(CHECKOV) $$scan 2>&1); status=$$?; echo "$$report"; \
+		if echo "$$report" | grep -q "Parsing errors"; then \
+			echo "Checkov could not read a file above, so it checked nothing in it: fix the file's YAML." >&2; exit 1; \
+		fi; \
+		[ $$status -eq 0 ] || exit $$status; \
+	done
+
 # sam build runs this (template.yaml: BuildMethod makefile) in this directory, with
 # ARTIFACTS_DIR set; samconfig.toml's build_in_source spares it a copy of .venv. The
 # manifest check fails the build first; the wheels are Linux ones for the template's
-# architecture and CPython 3.13, whatever this machine is; bin/ holds pip's console
-# scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves.
+# architecture and CPython 3.13, whatever this machine is; bin/ holds the installer's console
+# scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves. The packages
+# are the lock's (scripts/lock.py, artifact-requirements), every file checked against its hash,
+# with no resolution of their own (--no-deps): the artifact holds exactly the locked versions.
 # tools/settings.local.toml (and its example) stay behind: your machine's values, never deployed.
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(BIN)/python -m handler check
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
 	tar -c --exclude __pycache__ --exclude '*.pyc' --exclude 'settings.local*.toml' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
+	$(BIN)/python -m scripts.lock artifact-requirements > $(VENV)/artifact-requirements.txt
 	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
-	for group in "--group runtime" "--group tracing --no-deps"; do \
-		$(BIN)/python -m pip install --quiet --disable-pip-version-check $$group --target "$(ARTIFACTS_DIR)" \
-			--platform manylinux2014_$$machine --implementation cp --python-version $(LAMBDA_PYTHON) \
-			--only-binary=:all: --no-compile || exit 1; \
-	done
+	$(UV_ENV) $(UV) pip install --quiet --python $(BIN)/python --target "$(ARTIFACTS_DIR)" \
+		--python-platform $$machine-manylinux2014 --python-version $(LAMBDA_PYTHON) \
+		--only-binary :all: --require-hashes --no-deps -r $(VENV)/artifact-requirements.txt
+	rm -f $(VENV)/artifact-requirements.txt
 	$(or $(RUNTIME_PYTHON),$(BIN)/python) -m scripts.compile_artifact "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
 	rm -rf "$(ARTIFACTS_DIR)/bin"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
@@ -203,10 +267,9 @@ BENCH_VENV := $(VENV)/bench-runtime
 BENCH_INSTALLED := $(BENCH_VENV)/.installed
 .PHONY: bench
 
-$(BENCH_INSTALLED): pyproject.toml
+$(BENCH_INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
 	$(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
-	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --group runtime --group aws-sdk
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(BENCH_VENV) $(UV) sync --quiet --locked --no-default-groups --group runtime --group aws-sdk || $(STALE_LOCK)
 	@touch $@
 
 # BENCH_ARGS="--cold-runs 5 --warm-rounds 5 --no-ideas" for a quick look while developing.
@@ -226,8 +289,9 @@ test-browser: $(INSTALLED) ## Run the inspector's tests in headless Chromium (ap
 CI_LINT_INSTALLED := $(VENV)/.ci-lint-installed
 .PHONY: lint-workflows
 
-$(CI_LINT_INSTALLED): pyproject.toml $(INSTALLED)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group ci-lint
+# --inexact: added beside the dev group, which stays as it is.
+$(CI_LINT_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked --inexact --no-default-groups --group dev --group ci-lint || $(STALE_LOCK)
 	@touch $@
 
 lint-workflows: $(CI_LINT_INSTALLED) ## Check .github/: GitHub's schemas (check-jsonschema) and zizmor's audits, offline
