@@ -132,7 +132,7 @@ $(SAM_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
 build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
 	$(SAM) build
 
-validate: $(SAM_INSTALLED) ## sam validate --lint, cfn-lint's serverless rules, Checkov, and stale versions, 256-char and 4 KB limits
+validate: $(SAM_INSTALLED) ## sam validate --lint, serverless rules, Checkov; a version left stale, Lambda's 256-char and 4 KB limits
 	$(BIN)/python -m scripts.check_template
 	$(SAM) validate --lint
 	$(SAM) validate --lint --template pipeline/oidc-role.yaml
