@@ -157,6 +157,10 @@ def _refuse_generators(function: Callable[..., Any], what: str) -> None:
         )
 
 
+def _unresolvable(error: Exception) -> str:
+    return f"an annotation cannot be resolved ({type(error).__name__}: {error}); correct what it names"
+
+
 class _Parameters(typing.NamedTuple):
     model_parameter: str
     model: type[BaseModel]
@@ -177,6 +181,8 @@ def _parameters(function: Callable[..., Any]) -> _Parameters:
         hints = typing.get_type_hints(function)
     except NameError as error:  # an annotation naming what the module does not define or import
         raise refused(f"an annotation cannot be resolved ({error}); import what it names") from None
+    except Exception as error:  # `module.Misspelt`, a string that is no expression: the same family
+        raise refused(_unresolvable(error)) from None
     model_parameter: tuple[str, type[BaseModel]] | None = None
     context_parameter: str | None = None
     dependencies: list[tuple[str, Any]] = []
@@ -327,6 +333,8 @@ def diagnostics(function: F | None = None) -> F:
         hints = typing.get_type_hints(function)
     except NameError as error:
         raise refused(f"an annotation cannot be resolved ({error}); import what it names") from None
+    except Exception as error:
+        raise refused(_unresolvable(error)) from None
     parameters = list(inspect.signature(function).parameters)
     for name in parameters:
         if hints.get(name) is not ToolContext:
