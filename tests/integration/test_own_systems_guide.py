@@ -54,14 +54,17 @@ def test_the_guides_tests_pass_as_written(guide_project: ProjectCopy) -> None:
     assert "3 passed" in finished.stdout
 
 
-def test_make_check_and_ruff_accept_the_guides_tool(guide_project: ProjectCopy) -> None:
-    # WHEN `make check` and `make lint`'s ruff run on the project
+def test_make_check_ruff_and_mypy_accept_the_guides_tool(guide_project: ProjectCopy) -> None:
+    # WHEN `make check`, and `make lint`'s ruff and mypy, run on the project
     checked = guide_project.run("-m", "handler", "check")
     linted = guide_project._run([sys.executable, "-m", "ruff", "check", "tools", "tests/tools"], None)
-    # THEN both accept it: every stage has its values, and the Secret(...) default is no B008
+    typed = guide_project._run([sys.executable, "-m", "mypy", "-p", "tools"], None)
+    # THEN each accepts it: every stage has its values, and `token: str = Secret(...)` is neither
+    # ruff's B008 nor a default of the wrong type to mypy --strict
     assert checked.returncode == 0, checked.stderr
     assert "2/20 tools" in checked.stdout
     assert linted.returncode == 0, linted.stdout
+    assert typed.returncode == 0, typed.stdout
 
 
 def test_a_value_missing_from_a_stage_is_the_line_the_guide_shows(tmp_path_factory: pytest.TempPathFactory) -> None:
