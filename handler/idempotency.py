@@ -1,7 +1,7 @@
 """A call runs its tool at most once per callId: Powertools Idempotency over the DynamoDB table IDEMPOTENCY_TABLE.
 
-The record is keyed on the callId alone and checked against the tool, the input and the
-conversation (IDEMPOTENCY_PAYLOAD_EXPRESSION), so a callId reused for another call is
+The record is keyed on the callId alone and checked against the call's identity (its tool,
+its input and its conversation: call_identity), so a callId reused for another call is
 refused (409 `call_id_reused`) rather than answered with another call's result. Every
 answer of a tool that returned is recorded and replayed: `ok: true` outputs, `tool_error`s,
 and the 500 of an answer that cannot be sent. A crash or a timeout deletes the record, so a
@@ -44,6 +44,7 @@ Powertools' idempotency utility (~150 ms of imports) loads on the first call tha
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from typing import TYPE_CHECKING, Any
@@ -51,11 +52,11 @@ from typing import TYPE_CHECKING, Any
 from handler import observability
 from handler.env import seconds_from_env, setting
 from handler.protocol import (
+    CONVERSATION_ID_MEMBER,
     IDEMPOTENCY_EXPIRY_SECONDS,
     IDEMPOTENCY_EXPIRY_SECONDS_ENV,
     IDEMPOTENCY_KEY_PREFIX,
     IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES,
-    IDEMPOTENCY_PAYLOAD_EXPRESSION,
     IDEMPOTENCY_TABLE_ENV,
     ErrorCode,
 )
@@ -70,8 +71,15 @@ if TYPE_CHECKING:
 
     from handler.authoring import ToolContext
 
-# What Powertools hashes: the key; the payload a reuse of the key must match is the protocol's.
+# What Powertools reads from the payload it is given: the key, and what a reuse of the key must
+# match. The payload holds two strings and nothing of the call's own values: Powertools copies
+# it (deepcopy) and hashes it (json.dumps), and neither may meet what a call can carry.
 _KEY_EXPRESSION = "callId"
+_IDENTITY_EXPRESSION = "identity"
+# sort_keys: one text per JSON value, whatever order its members came in. ensure_ascii: ASCII
+# whatever the strings hold. Every value here came from the strict parser, which refused NaN,
+# infinities and repeated keys and bounded the nesting (MAX_NESTING_DEPTH).
+_IDENTITY_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 _stores: dict[tuple[str, int], DynamoDBPersistenceLayer] = {}
 _clients: list[DynamoDBClient] = []
@@ -129,6 +137,30 @@ def forget_clients() -> None:
     _clients.clear()
 
 
+def _conversation_identity(conversation: dict[str, Any]) -> list[Any]:
+    """The conversation as a call's identity holds it: by its `id` when it names one, else by all of it.
+
+    Tagged: ["id", <id>] and ["conversation", <all of it>] never match each other, whatever they hold.
+    """
+    named = conversation.get(CONVERSATION_ID_MEMBER)
+    # JSON's empty values name nothing (`is`, not `==`: 0 == False in Python, and 0 names a conversation).
+    if named is None or named is False or (isinstance(named, (str, list, dict)) and not named):
+        return ["conversation", conversation]
+    return ["id", named]
+
+
+def call_identity(tool_name: str, tool_input: Any, conversation: dict[str, Any]) -> str:
+    """What a reuse of a callId must match, as a SHA-256 hex digest of the tool, the input and the conversation.
+
+    Two calls get one identity exactly when they name the same tool, carry equal inputs (as
+    parsed: a string by its text, an integer exactly, any other number by its double), and
+    come from the same conversation (_conversation_identity). The JSON text hashed is one to
+    one with those values, and SHA-256, unlike Powertools' default MD5, is collision resistant.
+    """
+    text = _IDENTITY_ENCODER.encode([tool_name, tool_input, _conversation_identity(conversation)])
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
 def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callable[[], Answer]) -> Answer:
     """run()'s answer, or the answer recorded for ctx.call_id, or a 409 when the callId is busy or reused."""
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
@@ -149,7 +181,7 @@ def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callabl
 
     config = IdempotencyConfig(
         event_key_jmespath=_KEY_EXPRESSION,
-        payload_validation_jmespath=IDEMPOTENCY_PAYLOAD_EXPRESSION,
+        payload_validation_jmespath=_IDENTITY_EXPRESSION,
         raise_on_no_idempotency_key=True,
         expires_after_seconds=expiry,
         response_hook=note_replay,
@@ -173,7 +205,7 @@ def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callabl
         config=config,
         key_prefix=IDEMPOTENCY_KEY_PREFIX,
     )
-    call = {"callId": ctx.call_id, "tool": tool_name, "input": tool_input, "conversation": ctx.conversation}
+    call = {"callId": ctx.call_id, "identity": call_identity(tool_name, tool_input, ctx.conversation)}
     try:
         result = once(call=call)
     except _NotRecorded as not_recorded:
@@ -215,8 +247,11 @@ def at_most_once(tool_name: str, tool_input: Any, ctx: ToolContext, run: Callabl
 def _record_of(answer: Answer, ctx: ToolContext) -> dict[str, Any]:
     """What the record keeps for a retry: the answer, or, when no item can hold it, a 500 that says so."""
     text = answer.json()
-    # Powertools stores the answer as ASCII-escaped JSON, where a character takes at most 12 bytes.
-    if len(text) * 12 > IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES and len(json.dumps(text)) > (
+    record = {"status": answer.status, "body": answer.body}
+    # Powertools stores the record as json.dumps writes it (sort_keys, ASCII escapes, ", " and
+    # ": " between members), where a character of the compact text takes at most 12 bytes: only
+    # a longer answer is written out again to be measured as Powertools will write it.
+    if len(text) * 12 > IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES and len(json.dumps(record, sort_keys=True)) > (
         IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES
     ):
         observability.logger.warning(
@@ -224,7 +259,7 @@ def _record_of(answer: Answer, ctx: ToolContext) -> dict[str, Any]:
             extra={"call_id": ctx.call_id, "answer_characters": len(text)},
         )
         return {"status": 500, "body": _unkept_answer_body(ctx)}
-    return {"status": answer.status, "body": answer.body}
+    return record
 
 
 def _unkept_answer_body(ctx: ToolContext) -> dict[str, Any]:

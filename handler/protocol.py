@@ -34,6 +34,12 @@ MAX_RESPONSE_BYTES = 6_291_556
 # A 422 lists at most this many problems in `details`; `omitted` counts the rest. A 1 MiB
 # body of unknown fields is ~95,000 problems, ~6.7 MB of details.
 MAX_INPUT_ERROR_DETAILS = 100
+# The deepest a POST body may nest objects and arrays, its own object counting as one; deeper is
+# 400 `bad_request`. Every step after the parser (validation, the call's identity, Powertools'
+# copy of its payload, the recorded answer, a tool's own json.dumps or deepcopy) recurses once
+# or more per level, on a stack Python bounds at ~1,000 frames: the parser alone accepts about
+# that many levels on 3.11, and more on 3.13, where they would break a later step as a 500.
+MAX_NESTING_DEPTH = 64
 
 # --- Signature -----------------------------------------------------------------
 SIGNATURE_HEADER = "median-signature"
@@ -82,11 +88,12 @@ IDEMPOTENCY_EXPIRY_SECONDS_ENV = "IDEMPOTENCY_EXPIRY_SECONDS"
 IDEMPOTENCY_EXPIRY_SECONDS = 3600
 # The prefix of every record's `id`; fixed so a code change cannot orphan the records in flight.
 IDEMPOTENCY_KEY_PREFIX = "median-call"
-# What a reuse of a callId must match (a JMESPath over the call): its tool, its input, and its
-# conversation, known by its `id` (by all of it when it has none), so that a retry whose
-# conversation gained a member is still the same call, and no conversation is ever answered
-# with another's result.
-IDEMPOTENCY_PAYLOAD_EXPRESSION = "[tool, input, conversation.id || conversation]"
+# What a reuse of a callId must match: its tool, its input, and its conversation, known by its
+# `id` when it has one that is not null, false or empty, so that a retry whose conversation
+# gained a member is still the same call; by all of it otherwise. The two forms are tagged
+# apart, so a conversation whose `id` is an object never matches one without an `id` that
+# holds the same object (handler/idempotency.py, call_identity).
+CONVERSATION_ID_MEMBER = "id"
 # A DynamoDB item holds at most 400 KB. A longer answer is still sent, and the record keeps,
 # instead of it, a 500 saying the call ran but its answer cannot be sent again.
 IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES = 350_000

@@ -30,6 +30,18 @@ class WholeFloat(float):
         number.literal = literal
         return number
 
+    # The handler hands these numbers on (in `input` and `conversation`) to code that copies or
+    # pickles what it is given: Powertools' idempotency deep-copies its payload, and a tool may
+    # too. float's own protocol would rebuild one as WholeFloat(value), without its literal.
+    def __reduce__(self) -> tuple[type[WholeFloat], tuple[float, str]]:
+        return WholeFloat, (float(self), self.literal)
+
+    def __copy__(self) -> WholeFloat:
+        return self  # immutable, as a float is
+
+    def __deepcopy__(self, memo: dict[int, object]) -> WholeFloat:
+        return self
+
     def exact_integer(self) -> int | None:
         """The integer the literal denotes, or None when it has a fraction the double lost."""
         from decimal import Decimal

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from handler.registry import Registry
+    from handler.testing import TestAnswer
     from tests.scratch_tools import ScratchTools
 
     # The make_event fixture: build_event itself.
@@ -142,6 +143,89 @@ def build_event(
             event["body"] = text
     event["isBase64Encoded"] = base64_body
     return event
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint(median_aws_endpoint: str) -> str:
+    """moto's server on a free loopback port, shared by the session: AWS over real HTTP, with boto3
+    pointed at it. The one `median_aws` (handler/pytest_plugin.py) gives a tool's tests."""
+    return median_aws_endpoint
+
+
+@pytest.fixture
+def idempotency_table(moto_endpoint: str, clean_env: pytest.MonkeyPatch) -> str:
+    """A fresh table shaped as template.yaml makes it (key `id`, TTL `expiration`), named in IDEMPOTENCY_TABLE."""
+    import boto3
+
+    dynamodb = boto3.client("dynamodb", endpoint_url=moto_endpoint)
+    name = f"idempotency-{uuid.uuid4().hex[:12]}"
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    dynamodb.update_time_to_live(
+        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"}
+    )
+    clean_env.setenv("IDEMPOTENCY_TABLE", name)
+    return name
+
+
+# The two configurations a POST is served in. A deployed function always names its idempotency
+# table (template.yaml); `make serve` names none.
+AS_DEPLOYED = "as deployed"
+AS_SERVED = "as make serve"
+# For a test that must hold in both: @pytest.mark.parametrize("configuration", BOTH, indirect=True).
+BOTH = (AS_DEPLOYED, AS_SERVED)
+
+
+@pytest.fixture(params=[AS_DEPLOYED])
+def configuration(request: pytest.FixtureRequest) -> str:
+    """Serves the test's POSTs as deployed: the idempotency table on moto's DynamoDB, fresh for the test.
+
+    The POST suites run so by default, as production does; the table-less path (`make serve`'s)
+    is proven by tests/integration/test_post_without_the_table.py, and by any test that asks
+    for both configurations (BOTH). Give each call a callId (with_call_id, client_as_median),
+    as Median does, or the table is never reached. Each call that reaches its tool costs two
+    requests to moto's server; a call refused before its tool never touches the table.
+    """
+    if request.param == AS_DEPLOYED:
+        request.getfixturevalue("idempotency_table")
+    return str(request.param)
+
+
+class CallingAsMedian(MedianTestClient):
+    """A test client whose every call carries a callId of its own, as Median sends it, unless the test names one."""
+
+    __test__ = False
+
+    def call(self, tool: str, tool_input: dict[str, Any] | None = None, **members: Any) -> TestAnswer:
+        members.setdefault("callId", f"call_{uuid.uuid4().hex}")
+        return super().call(tool, tool_input, **members)
+
+
+@pytest.fixture
+def client_as_median(configuration: str) -> MedianTestClient:
+    """CallingAsMedian, served as deployed (through the table): a POST module overrides its `client` with it."""
+    return CallingAsMedian(TEST_KEY)
+
+
+def with_call_id(body: bytes) -> bytes:
+    """`body` with a fresh callId, when it is a call that names none: as Median sends every call.
+
+    Appended to the text, so every other byte stays as the test wrote it; any other body, a
+    malformed one included, is returned as it is.
+    """
+    from handler.dispatch import Refusal, parse_body
+
+    try:
+        document = parse_body(body)
+    except Refusal:
+        return body
+    if document.get("op") != "call" or "callId" in document:
+        return body
+    return body.rstrip()[:-1] + b',"callId":"call_' + uuid.uuid4().hex.encode("ascii") + b'"}'
 
 
 @pytest.fixture

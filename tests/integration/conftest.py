@@ -1,5 +1,4 @@
-"""A real Secrets Manager over HTTP: moto's server on a free loopback port, shared by the session
-(the `median_aws_endpoint` fixture of handler/pytest_plugin.py, which tools' tests use too)."""
+"""A real Secrets Manager over HTTP, on moto's server (tests/conftest.py: moto_endpoint), shared by the session."""
 
 from __future__ import annotations
 
@@ -25,12 +24,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from mypy_boto3_secretsmanager import SecretsManagerClient
-
-
-@pytest.fixture(scope="session")
-def moto_endpoint(median_aws_endpoint: str) -> str:
-    """moto's server, the one `median_aws` (handler/pytest_plugin.py) gives a tool's tests, with boto3 pointed at it."""
-    return median_aws_endpoint
 
 
 @pytest.fixture
@@ -156,24 +149,6 @@ class ToolsPackage:
 @pytest.fixture
 def tools_package(tmp_path: Path) -> ToolsPackage:
     return ToolsPackage(tmp_path)
-
-
-@pytest.fixture
-def idempotency_table(moto_endpoint: str, clean_env: pytest.MonkeyPatch) -> str:
-    """A fresh table shaped as template.yaml makes it (key `id`, TTL `expiration`), named in IDEMPOTENCY_TABLE."""
-    dynamodb = boto3.client("dynamodb", endpoint_url=moto_endpoint)
-    name = f"idempotency-{uuid.uuid4().hex[:12]}"
-    dynamodb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    dynamodb.update_time_to_live(
-        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"}
-    )
-    clean_env.setenv("IDEMPOTENCY_TABLE", name)
-    return name
 
 
 @pytest.fixture

@@ -9,14 +9,17 @@ from typing import TYPE_CHECKING
 
 import boto3
 import pytest
+from pydantic import BaseModel, Field
 
-from handler import tool
+from handler import ToolContext, tool
 from handler.dispatch import STORE_CALL_SECONDS
-from handler.protocol import IDEMPOTENCY_KEY_PREFIX, TOOL_TIME_MARGIN_SECONDS
+from handler.protocol import IDEMPOTENCY_KEY_PREFIX, MAX_NESTING_DEPTH, TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, signed_event
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from handler.testing import MedianTestClient, TestAnswer
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
@@ -262,3 +265,145 @@ def test_a_call_without_a_conversation_and_one_with_an_empty_one_are_the_same_ca
     # THEN it is the same call
     assert retry.body == first.body
     assert scratch.runs["countRuns"] == 1
+
+
+# --- What the handler's own parsing makes, through Powertools: copied, hashed, stored ---------
+
+
+class _AmountInput(BaseModel):
+    amount: float = Field(default=0.0, description="Any number, such as a refund amount.")
+    count: int = Field(default=0, description="Any integer.")
+
+
+@pytest.fixture
+def echo_call(scratch: ScratchTools) -> None:
+    """echoCall: counts its runs and echoes its input and its conversation, as a tool may quote them."""
+
+    @tool(risk="high", name="echoCall")
+    def echo_call(args: _AmountInput, ctx: ToolContext) -> dict[str, object]:
+        """Echo the input and the conversation."""
+        scratch.runs["echoCall"] += 1
+        return {"run": scratch.runs["echoCall"], "input": args.model_dump(), "conversation": ctx.conversation}
+
+
+def _raw_call(input_json: str, conversation_json: str, call_id: str) -> bytes:
+    """An echoCall whose input and conversation are exactly this JSON text, as a model or Median wrote it."""
+    return (
+        f'{{"version":1,"op":"call","tool":"echoCall","callId":"{call_id}",'
+        f'"input":{input_json},"conversation":{conversation_json}}}'
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("input_json", "conversation_json"),
+    [
+        pytest.param('{"amount": 25.0}', "{}", id="a refund of 25.0"),
+        pytest.param('{"count": 3.0}', "{}", id="3.0 for an int field"),
+        pytest.param('{"count": 9007199254740993.0, "amount": 1e300}', "{}", id="past 2**53, and 1e300"),
+        pytest.param('{"amount": -0.0, "count": 30e-1}', "{}", id="-0.0 and 30e-1"),
+        pytest.param('{"amount": 1e-400}', "{}", id="1e-400 (0.0 as a double)"),
+        pytest.param("{}", '{"id": "conv_9", "score": 1.0}', id="a score of 1.0 in the conversation"),
+        pytest.param("{}", '{"score": 1.0, "turns": [2e0, {"at": 3.000}]}', id="nested, and no id"),
+        pytest.param("{}", '{"id": 7.0}', id="a conversation id of 7.0"),
+    ],
+)
+@pytest.mark.usefixtures("echo_call")
+def test_a_whole_number_written_as_a_float_runs_once_and_is_replayed(
+    input_json: str, conversation_json: str, client: MedianTestClient, scratch: ScratchTools
+) -> None:
+    # GIVEN a call whose input or conversation holds whole numbers written as floats, which the
+    # handler's parser keeps with their literal (handler/whole_numbers.py)
+    event = signed_event("POST", _raw_call(input_json, conversation_json, "call_whole"))
+    # WHEN it arrives through the idempotency table, and again as a retry
+    first = client.send(event)
+    retry = client.send(signed_event("POST", _raw_call(input_json, conversation_json, "call_whole")))
+    # THEN the tool ran once, answering 200 (not "could not check whether this call already ran"),
+    # and the retry got that answer
+    assert first.status == 200, first.body
+    assert retry.status == 200, retry.body
+    assert retry.body == first.body
+    assert scratch.runs["echoCall"] == 1
+
+
+@pytest.mark.usefixtures("echo_call")
+def test_a_conversation_nested_to_the_limit_runs_once_and_is_replayed(
+    client: MedianTestClient, scratch: ScratchTools
+) -> None:
+    # GIVEN a conversation as deep as a body may nest (the body's own object and the conversation
+    # member take two of the levels), which the tool echoes into its answer and the record keeps
+    inner = "[1.0]"
+    for _ in range(MAX_NESTING_DEPTH - 3):
+        inner = f'{{"turn": {inner}}}'
+    body = _raw_call('{"amount": 2.0}', inner, "call_deep")
+    # WHEN it arrives, and again as a retry
+    first = client.send(signed_event("POST", body))
+    retry = client.send(signed_event("POST", body))
+    # THEN the tool ran once and the retry got its answer
+    assert first.status == 200, first.body
+    assert retry.body == first.body
+    assert scratch.runs["echoCall"] == 1
+
+
+@pytest.mark.parametrize(
+    ("first_conversation", "other_conversation"),
+    [
+        pytest.param({"id": {"thread": "t1"}}, {"thread": "t1"}, id="an id that is an object, and that object"),
+        pytest.param({"id": ["conv_9"]}, {"id": "conv_9"}, id="an id in a list, and that id"),
+        pytest.param({"id": "conv_9"}, {"id": ["id", "conv_9"]}, id="an id, and one that spells its tag"),
+        pytest.param({"id": ""}, {}, id="an empty id, and none"),
+        pytest.param({"id": 0}, {"id": False}, id="0 and false"),
+        pytest.param({"id": 1}, {"id": 1.0}, id="1 and 1.0"),
+        pytest.param({"id": "1"}, {"id": 1}, id='"1" and 1'),
+    ],
+)
+def test_a_call_id_reused_from_another_conversation_gets_409_however_alike_they_look(
+    first_conversation: dict[str, object],
+    other_conversation: dict[str, object],
+    client: MedianTestClient,
+    scratch: ScratchTools,
+) -> None:
+    # GIVEN a call that ran in one conversation
+    first = client.call("countRuns", {"note": "refund 20"}, callId="call_alike", conversation=first_conversation)
+    # WHEN the same callId, tool and input come from a conversation that differs only in how it is known
+    other = client.call("countRuns", {"note": "refund 20"}, callId="call_alike", conversation=other_conversation)
+    # THEN it is refused as a reused callId, and is not given the first conversation's answer
+    assert first.status == 200
+    assert (other.status, other.body["error"]["code"]) == (409, "call_id_reused")
+    assert "output" not in other.body
+    assert scratch.runs["countRuns"] == 1
+
+
+@pytest.mark.parametrize(
+    ("output", "recorded"),
+    [
+        pytest.param(lambda: [0] * 150_000, False, id="300 KB compact, 450 KB with Powertools' separators"),
+        pytest.param(lambda: {f"k{n}": 0 for n in range(40_000)}, False, id="many members: ': ' and ', '"),
+        pytest.param(lambda: "é" * 70_000, False, id="70,000 characters, 420 KB escaped"),
+        pytest.param(lambda: "x" * 300_000, True, id="300 KB that fits"),
+        pytest.param(lambda: [0] * 100_000, True, id="200 KB compact, 300 KB with separators: fits"),
+    ],
+)
+def test_an_answer_near_the_records_size_is_kept_or_replaced_never_lost(
+    output: Callable[[], object], recorded: bool, client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a tool whose answer is near what a DynamoDB item holds, measured as Powertools writes it
+    @tool(risk="high", name="exportNearTheLimit")
+    def export_near_the_limit(args: NoteInput) -> object:
+        """Export a large answer."""
+        scratch.runs["export"] += 1
+        return output()
+
+    # WHEN it is called, and retried
+    first = client.call("exportNearTheLimit", {}, callId="call_near_limit")
+    retry = client.call("exportNearTheLimit", {}, callId="call_near_limit")
+    # THEN the first call gets the whole answer; the retry gets it again if the record could keep
+    # it, or a 500 saying the call ran; never a 409 in_progress and a second run once it lapses
+    assert first.status == 200
+    assert first.body["output"] == output()
+    if recorded:
+        assert retry.body == first.body
+    else:
+        assert retry.status == 500
+        assert "already ran" in retry.body["error"]["message"]
+    assert scratch.runs["export"] == 1
+    assert "The idempotency table failed" not in logs.text()

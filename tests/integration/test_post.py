@@ -1,4 +1,10 @@
-"""POST: every row of PROTOCOL.md §6 this endpoint answers on its own, signed with the key in moto's Secrets Manager."""
+"""POST: every row of PROTOCOL.md §6 this endpoint answers on its own, signed with the key in moto's Secrets Manager.
+
+Every test runs as deployed (tests/conftest.py, `configuration`): with the idempotency table on
+moto's DynamoDB, and every call carrying a callId, as Median sends it, so that each call that
+reaches its tool goes through the table. The table-less path, `make serve`'s, is proven by
+test_post_without_the_table.py.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from pydantic import BaseModel, Field
 from handler import tool
 from handler.protocol import MAX_BODY_BYTES
 from handler.testing import TEST_KEY, FakeLambdaContext, call_body
+from tests.conftest import with_call_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,8 +29,9 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(autouse=True)
-def _key(key_in_secrets_manager: str, sample_tools: Registry) -> None:
-    """TEST_KEY in moto's Secrets Manager, and the sample tools (tests/sample_tools/) served, their desk as shipped."""
+def _key(key_in_secrets_manager: str, sample_tools: Registry, configuration: str) -> None:
+    """TEST_KEY in moto's Secrets Manager, the sample tools (tests/sample_tools/) served, their desk as shipped;
+    the idempotency table on, as deployed."""
 
 
 @pytest.fixture
@@ -36,10 +44,10 @@ def deployed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def post(make_event: EventBuilder, invoke: Callable[..., TestAnswer]) -> Callable[..., TestAnswer]:
-    """POSTs raw body bytes, signed, as an HTTP API event."""
+    """POSTs raw body bytes, signed, as an HTTP API event; a call that names no callId gets one."""
 
     def send(body: bytes, *, shape: str = "http_api_v2", context: FakeLambdaContext | None = None) -> TestAnswer:
-        return invoke(make_event(shape, "POST", body), context)
+        return invoke(make_event(shape, "POST", with_call_id(body)), context)
 
     return send
 
@@ -339,7 +347,7 @@ def test_a_crashing_diagnostics_function_is_500_internal_error(
 
 def _padded_call(size: int) -> bytes:
     """A valid ticketStatus call of exactly `size` bytes (JSON allows trailing whitespace)."""
-    body = call_body("ticketStatus", {"ticketNumber": "TCK-1042"})
+    body = with_call_id(call_body("ticketStatus", {"ticketNumber": "TCK-1042"}))
     return body + b" " * (size - len(body))
 
 
@@ -380,7 +388,7 @@ def test_a_base64_body_is_verified_and_parsed_as_its_decoded_bytes(
     shape: str, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
 ) -> None:
     # GIVEN a call signed over its raw bytes and delivered base64-encoded (as API Gateway does for binary types)
-    body = call_body("ticketStatus", {"ticketNumber": "TCK-1042"})
+    body = with_call_id(call_body("ticketStatus", {"ticketNumber": "TCK-1042"}))
     event = make_event(shape, "POST", body, base64_body=True)
     assert event["body"] == base64.b64encode(body).decode()
     # WHEN it arrives
@@ -404,7 +412,7 @@ def test_no_log_line_carries_the_key_a_signature_or_an_input_value(
         call_body("setPriority", {"ticketNumber": secret_value, "queue": "billing", "priority": "many"}),
         call_body("fragileLookup", {"ticketNumber": secret_value}),
     ]
-    events = [make_event("http_api_v2", "POST", body) for body in bodies]
+    events = [make_event("http_api_v2", "POST", with_call_id(body)) for body in bodies]
     events.append(make_event("http_api_v2", "POST", bodies[0], key="mk_live_forger"))
     # WHEN a tool_error, a 422, a crash and a forged request are answered
     statuses = [invoke(event).status for event in events]

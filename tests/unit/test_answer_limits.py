@@ -25,6 +25,12 @@ if TYPE_CHECKING:
     from tests.scratch_tools import ScratchTools
 
 
+@pytest.fixture
+def client(client_as_median: MedianTestClient) -> MedianTestClient:
+    """Every call with a callId of its own, served as deployed: through the idempotency table."""
+    return client_as_median
+
+
 def response_bytes(answer: TestAnswer) -> int:
     """The size of the response as Lambda would return it: the body a JSON string inside the envelope."""
     envelope = {"statusCode": answer.status, "headers": answer.headers, "body": json.dumps(answer.body)}

@@ -18,10 +18,17 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.usefixtures("sample_tools")
 
 
+@pytest.fixture
+def client(client_as_median: MedianTestClient) -> MedianTestClient:
+    """Every call with a callId of its own, served as deployed: through the idempotency table."""
+    return client_as_median
+
+
 def padded_call(size: int) -> bytes:
-    """A valid call body of exactly `size` bytes, padded inside its conversation."""
+    """A valid call body of exactly `size` bytes, padded inside its conversation, with a callId as Median sends."""
     start = (
-        b'{"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":"TCK-1042"},"conversation":{"pad":"'
+        b'{"version":1,"op":"call","tool":"ticketStatus","callId":"call_padded",'
+        b'"input":{"ticketNumber":"TCK-1042"},"conversation":{"pad":"'
     )
     end = b'"}}'
     return start + b"a" * (size - len(start) - len(end)) + end

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from handler.testing import MedianTestClient, TestAnswer
 
 CUSTOMER_NOTE = "Ada Lovelace, card 4242"
+# The token make serve would print: the inspector runs nothing for a page without it.
+INSPECTOR_TOKEN = "the-token-make-serve-printed"
 
 
 class NoteInput(BaseModel):
@@ -139,10 +141,17 @@ def test_the_inspector_shows_the_crash_beside_an_answer_that_does_not_carry_it()
     from handler.testing import TEST_KEY, dev_key
 
     document = {"tool": "syncCrash", "input": {"note": CUSTOMER_NOTE}}
-    headers = {"host": "127.0.0.1:3000", "content-type": "application/json", "origin": "http://127.0.0.1:3000"}
+    headers = {
+        "host": "127.0.0.1:3000",
+        "content-type": "application/json",
+        "origin": "http://127.0.0.1:3000",
+        "x-inspector-token": INSPECTOR_TOKEN,
+    }
     # WHEN the page calls it
     with dev_key(TEST_KEY):
-        reply = route("POST", "/_inspector/api/call", headers, json.dumps(document).encode(), port=3000)
+        reply = route(
+            "POST", "/_inspector/api/call", headers, json.dumps(document).encode(), port=3000, token=INSPECTOR_TOKEN
+        )
     view = json.loads(reply.body)
     # THEN the answer is the handler's, without the message
     assert (view["status"], view["errorCode"]) == (500, "internal_error")
@@ -158,10 +167,22 @@ def test_the_inspector_shows_no_crash_for_an_answer_that_is_no_crash() -> None:
     from devserver.inspector import route
     from handler.testing import TEST_KEY, dev_key
 
-    headers = {"host": "127.0.0.1:3000", "content-type": "application/json", "origin": "http://127.0.0.1:3000"}
+    headers = {
+        "host": "127.0.0.1:3000",
+        "content-type": "application/json",
+        "origin": "http://127.0.0.1:3000",
+        "x-inspector-token": INSPECTOR_TOKEN,
+    }
     # WHEN the page calls it
     with dev_key(TEST_KEY):
-        reply = route("POST", "/_inspector/api/call", headers, b'{"tool": "syncCrash", "input": {}}', port=3000)
+        reply = route(
+            "POST",
+            "/_inspector/api/call",
+            headers,
+            b'{"tool": "syncCrash", "input": {}}',
+            port=3000,
+            token=INSPECTOR_TOKEN,
+        )
     # THEN it is the 422, with no crash beside it
     view = json.loads(reply.body)
     assert (view["status"], view["crash"]) == (422, None)

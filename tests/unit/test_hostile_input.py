@@ -20,10 +20,10 @@ from hypothesis import currently_in_test_context, event, example, given
 from hypothesis import strategies as st
 
 from handler.app import lambda_handler
-from handler.protocol import MAX_BODY_BYTES, SIGNATURE_HEADER
+from handler.protocol import MAX_BODY_BYTES, MAX_NESTING_DEPTH, SIGNATURE_HEADER
 from handler.signature import compute_signature, sign
 from handler.testing import TEST_KEY, FakeLambdaContext, call_body, dev_key, http_event, signed_event
-from tests.conftest import SHAPES, build_event
+from tests.conftest import BOTH, SHAPES, build_event
 
 # Every request may reach a tool: the sample tools (tests/sample_tools/) are served.
 pytestmark = pytest.mark.usefixtures("sample_tools")
@@ -191,6 +191,16 @@ odd_documents = st.one_of(
     st.integers(min_value=1, max_value=200_000).map(lambda n: deep(n, b"[", b"]")),
     st.integers(min_value=1, max_value=200_000).map(lambda n: deep(n, b'{"a":', b"}")),
     st.integers(min_value=1, max_value=2_000).map(lambda n: deep(n, b'{"version":1,"op":"call","input":', b"}")),
+    # A call that reaches its tool (and the idempotency table, as deployed), its conversation
+    # nested about the limit, around a whole float the parser keeps with its literal.
+    st.integers(min_value=1, max_value=2 * MAX_NESTING_DEPTH).map(
+        lambda n: (
+            b'{"version":1,"op":"call","tool":"ticketStatus","callId":"call_deep",'
+            b'"input":{"ticketNumber":"TCK-1042"},"conversation":'
+            + deep(n, b'{"a":[', b"]}").replace(b"1", b"1.0")
+            + b"}"
+        )
+    ),
     odd_numbers.map(lambda number: b'{"version":' + number + b',"op":"call","tool":"ticketStatus"}'),
     odd_numbers.map(
         lambda number: b'{"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":' + number + b"}}"
@@ -220,6 +230,8 @@ documents = st.fixed_dictionaries(
     body=st.one_of(odd_documents, documents.map(lambda document: json.dumps(document).encode())),
     base64_body=st.booleans(),
 )
+@pytest.mark.parametrize("configuration", BOTH, indirect=True)  # with the idempotency table, and without
+@pytest.mark.usefixtures("configuration")
 def test_any_signed_body_gets_a_well_formed_answer(body: bytes, base64_body: bool) -> None:
     # GIVEN any body, correctly signed, sent as text where it can be and as base64 otherwise
     try:

@@ -10,12 +10,16 @@ from pydantic import BaseModel, Field
 
 from handler import tool
 from handler.testing import call_body, signed_event
+from tests.conftest import with_call_id
 
 if TYPE_CHECKING:
     from handler.registry import Registry
     from handler.testing import MedianTestClient, TestAnswer
 
 TOOL = "echoNumbers"
+
+# As deployed: through the idempotency table, whose library copies and hashes what it is given.
+pytestmark = pytest.mark.usefixtures("configuration")
 
 
 class Size(IntEnum):
@@ -43,8 +47,8 @@ def echo(scratch_registry: Registry) -> None:
 
 
 def _send(client: MedianTestClient, input_json: str) -> TestAnswer:
-    """A call whose `input` is exactly this JSON text, as a model may have written it."""
-    body = call_body(TOOL, {}).replace(b'"input": {}', b'"input": ' + input_json.encode("utf-8"))
+    """A call whose `input` is exactly this JSON text, as a model may have written it, with its own callId."""
+    body = with_call_id(call_body(TOOL, {}).replace(b'"input": {}', b'"input": ' + input_json.encode("utf-8")))
     assert input_json.encode("utf-8") in body
     return client.send(signed_event("POST", body, key=client.key))
 
