@@ -10,21 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from handler.authoring import ToolContext, ToolError, diagnostics, tool
+    from handler.dependencies import Parameter, Secret
     from handler.settings import Settings
-
-    # What a type checker sees: a tool writes `token: str = Secret("...")` and receives the
-    # value, a str, never this declaration; so each is typed Any, as FastMCP types Depends()
-    # for the same reason. At run time they are handler.dependencies' classes.
-    def Secret(
-        name: str | None = None,
-        *,
-        setting: str | None = None,
-        field: str | None = None,
-        cache_seconds: float = 300,
-    ) -> Any: ...
-
-    def Parameter(name: str | None = None, *, setting: str | None = None, cache_seconds: float = 300) -> Any: ...
-
 
 __all__ = ["Parameter", "Secret", "Settings", "ToolContext", "ToolError", "diagnostics", "tool"]
 

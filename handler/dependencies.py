@@ -43,6 +43,7 @@ class Dependency:
     """A value the framework reads for a tool, named by a parameter's default."""
 
     kind = "value"
+    public_name = "Dependency"  # the name the author wrote: Secret or Parameter
 
     def __init__(
         self,
@@ -57,19 +58,19 @@ class Dependency:
 
     def __repr__(self) -> str:
         given = repr(self.name) if self.name is not None else f"setting={self.setting!r}"
-        return f"{type(self).__name__}({given})"
+        return f"{self.public_name}({given})"
 
     def problem(self) -> str | None:
         """What is wrong with how it was declared, for the author; None when nothing is."""
         if (self.name is None) == (self.setting is None):
-            return f'{type(self).__name__}(...) takes a name, or setting="VARIABLE" naming the variable that holds it'
+            return f'{self.public_name}(...) takes a name, or setting="VARIABLE" naming the variable that holds it'
         for option, given in (("name", self.name), ("setting", self.setting)):
             if given is not None and (not isinstance(given, str) or not given.strip()):
-                return f"{type(self).__name__}({option}={given!r}): {option} is a non-empty string"
+                return f"{self.public_name}({option}={given!r}): {option} is a non-empty string"
         if isinstance(self.cache_seconds, bool) or not isinstance(self.cache_seconds, int | float):
-            return f"{type(self).__name__}(cache_seconds={self.cache_seconds!r}) is a number of seconds"
+            return f"{self.public_name}(cache_seconds={self.cache_seconds!r}) is a number of seconds"
         if not self.cache_seconds >= 0:
-            return f"{type(self).__name__}(cache_seconds={self.cache_seconds!r}) is a number of seconds, 0 or more"
+            return f"{self.public_name}(cache_seconds={self.cache_seconds!r}) is a number of seconds, 0 or more"
         return None
 
     def resolved_name(self) -> str:
@@ -103,7 +104,7 @@ class Dependency:
         )
 
 
-class Secret(Dependency):
+class SecretSource(Dependency):
     """A secret in AWS Secrets Manager: its SecretString, or with `field`, one member of its JSON object.
 
         token: str = Secret("median-tools/carrier-token")
@@ -114,6 +115,7 @@ class Secret(Dependency):
     """
 
     kind = "secret"
+    public_name = "Secret"
 
     def __init__(
         self,
@@ -152,7 +154,7 @@ class Secret(Dependency):
         return f"secret:{name}" if self.field is None else f"secret:{name}#{self.field}"
 
 
-class Parameter(Dependency):
+class ParameterSource(Dependency):
     """A parameter in AWS Systems Manager Parameter Store, a SecureString decrypted.
 
         base_url: str = Parameter("/median-tools/carrier/base-url")
@@ -161,6 +163,7 @@ class Parameter(Dependency):
     """
 
     kind = "parameter"
+    public_name = "Parameter"
 
     def read_once(self, name: str) -> str:
         answer = _extension_parameter(name) or _boto3_parameter(name)
@@ -168,6 +171,27 @@ class Parameter(Dependency):
         if not isinstance(found, str):
             raise SecretUnavailable(f"parameter {name!r}: the answer holds no value")
         return found
+
+
+# What a tool writes. Functions typed to return Any rather than the classes themselves, as
+# FastMCP's Depends() is: `token: str = Secret("...")` must type-check under mypy --strict
+# (make lint checks tools/), and a default of another type than its parameter's would not.
+def Secret(
+    name: str | None = None,
+    *,
+    setting: str | None = None,
+    field: str | None = None,
+    cache_seconds: float = DEFAULT_CACHE_SECONDS,
+) -> Any:
+    """A tool's secret in AWS Secrets Manager, as a parameter's default: see SecretSource."""
+    return SecretSource(name, setting=setting, field=field, cache_seconds=cache_seconds)
+
+
+def Parameter(
+    name: str | None = None, *, setting: str | None = None, cache_seconds: float = DEFAULT_CACHE_SECONDS
+) -> Any:
+    """A tool's parameter in AWS Systems Manager Parameter Store, as a parameter's default: see ParameterSource."""
+    return ParameterSource(name, setting=setting, cache_seconds=cache_seconds)
 
 
 stores = KeptReads(time.monotonic, SecretUnavailable)

@@ -71,7 +71,7 @@ def test_make_check_and_make_lint_accept_the_guides_tools(guide_project: Project
     checked = guide_project.run("-m", "handler", "check")
     linted = guide_project._run([sys.executable, "-m", "ruff", "check", "tools", "tests/tools"], None)
     formatted = guide_project._run([sys.executable, "-m", "ruff", "format", "--check", "tools", "tests/tools"], None)
-    typed = guide_project._run([sys.executable, "-m", "mypy", "tools"], None)
+    typed = guide_project._run([sys.executable, "-m", "mypy", "-p", "tools"], None)
     # THEN all accept it: every stage has its values, the Secret(...) default is no B008, and
     # `token: str = Secret(...)` type-checks as the str the tool receives
     assert checked.returncode == 0, checked.stderr

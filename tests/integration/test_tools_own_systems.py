@@ -36,9 +36,9 @@ class TableSettings(Settings):
     parcels_table: str
 
 
-def register_token_tool(declared: Secret | Parameter, runs: list[str]) -> None:
+def register_token_tool(declared: Any, runs: list[str]) -> None:
     @tool(risk="low")
-    def parcel_status(args: ParcelInput, token: str = declared) -> dict[str, Any]:  # type: ignore[assignment]
+    def parcel_status(args: ParcelInput, token: str = declared) -> dict[str, Any]:
         """Tell where a parcel is."""
         runs.append(token)
         return {"tokenLength": len(token)}

@@ -31,13 +31,13 @@ def unchanged(scratch_registry: Registry) -> Iterator[None]:
 
 def _uncalled() -> None:
     @tool(risk="low")
-    def parcel_status(args: ParcelInput, token: str = Secret) -> dict[str, Any]:  # type: ignore[assignment]
+    def parcel_status(args: ParcelInput, token: str = Secret) -> dict[str, Any]:
         return {}
 
 
 def _not_text() -> None:
     @tool(risk="low")
-    def parcel_status(args: ParcelInput, retries: int = Parameter("/median-tools/retries")) -> dict[str, Any]:  # type: ignore[assignment]
+    def parcel_status(args: ParcelInput, retries: int = Parameter("/median-tools/retries")) -> dict[str, Any]:
         return {}
 
 
