@@ -85,9 +85,9 @@ async def pickup_slots(
                 "/pickup-slots", params={"postcode": args.postcode}, headers={"Authorization": f"Bearer {token}"}
             )
             response.raise_for_status()
-            slots = response.json()["slots"]
+            slots = [str(slot) for slot in response.json()["slots"][:5]]
     except httpx.HTTPError as error:  # a timeout, a refused connection, an error status
         raise ToolError("The carrier is not answering; offer to book the pickup later.") from error
     except (ValueError, KeyError, TypeError) as error:  # an answer that is not the carrier's JSON
         raise ToolError("The carrier's answer was not understood; offer to book the pickup later.") from error
-    return {"postcode": args.postcode, "slots": [str(slot) for slot in slots[:5]]}
+    return {"postcode": args.postcode, "slots": slots}

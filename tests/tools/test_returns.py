@@ -57,7 +57,10 @@ class Carrier:
                 if carrier.mode == "stall":  # accepts the request, never answers
                     carrier.released.wait()
                     return
-                status, body = (503, b"busy") if carrier.mode == "fail" else (200, b'{"slots": ["Tue 9-12"]}')
+                status, body = {
+                    "fail": (503, b"busy"),
+                    "garbled": (200, b'{"slots": {"Tue": "9-12"}}'),
+                }.get(carrier.mode, (200, b'{"slots": ["Tue 9-12"]}'))
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -165,6 +168,18 @@ def test_a_failing_carrier_is_the_tools_own_error(median: MedianTestClient, carr
     assert answer.body["error"] == {
         "code": "tool_error",
         "message": "The carrier is not answering; offer to book the pickup later.",
+    }
+
+
+def test_an_answer_that_is_not_the_carriers_is_the_tools_own_error(median: MedianTestClient, carrier: Carrier) -> None:
+    # GIVEN a carrier whose answer is JSON, but not the list of slots the tool expects
+    carrier.mode = "garbled"
+    # WHEN the agent asks for pickup slots
+    answer = median.call("pickupSlots", {"postcode": "LS1 4DT"})
+    # THEN the agent is told the answer was not understood, and what to offer
+    assert answer.body["error"] == {
+        "code": "tool_error",
+        "message": "The carrier's answer was not understood; offer to book the pickup later.",
     }
 
 
