@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import botocore.exceptions
 from pydantic import BaseModel, Field
 
 from handler import Secret, Settings, ToolContext, ToolError, tool
@@ -43,6 +42,9 @@ class StartReturnInput(BaseModel):
 @tool(risk="high")
 def start_return(args: StartReturnInput, ctx: ToolContext, settings: ReturnsSettings) -> dict[str, object]:
     """Open a return for one of the customer's orders, with the refund due once the parcel is back."""
+    # Imported here, as httpx below: a cold call of another tool does not pay for botocore.
+    from botocore.exceptions import BotoCoreError, ClientError
+
     try:
         ctx.aws_client("dynamodb").put_item(
             TableName=settings.returns_table,
@@ -55,11 +57,11 @@ def start_return(args: StartReturnInput, ctx: ToolContext, settings: ReturnsSett
             # One return per order: a second would refund twice.
             ConditionExpression="attribute_not_exists(orderNumber)",
         )
-    except botocore.exceptions.ClientError as error:
+    except ClientError as error:
         if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
             raise ToolError("A return is already open for this order; tell the customer it is on its way.") from error
         raise ToolError("The returns store is not answering; try again in a minute.") from error
-    except botocore.exceptions.BotoCoreError as error:  # a timeout, a refused or reset connection
+    except BotoCoreError as error:  # a timeout, a refused or reset connection
         raise ToolError("The returns store is not answering; try again in a minute.") from error
     return {"orderNumber": args.orderNumber, "refundCents": args.refundCents, "status": "open"}
 
