@@ -46,7 +46,7 @@ def test_the_committed_lock_matches_pyproject() -> None:
         (
             "a tool's new runtime dependency",
             '    "pydantic>=2.14,<3",\n',
-            '    "pydantic>=2.14,<3",\n    "httpx>=0.28",\n',
+            '    "pydantic>=2.14,<3",\n    "python-dateutil>=2.9",\n',
         ),
         ("a raised lower bound", '"wrapt>=1.16"', '"wrapt>=99"'),
         ("a dependency removed", '    "hypothesis>=6.120",\n', ""),
