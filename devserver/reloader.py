@@ -98,7 +98,7 @@ class ToolsReloader:
         return True
 
     def start(self) -> None:
-        """Watch the package's folder in a thread of its own, reloading on every change to a .py file."""
+        """Watch the package's folder in a thread of its own, reloading on every change to a .py or .toml file."""
         if self.directory is None:
             self._say(f"No package {self.package} to watch: the tools will not reload.")
             return
@@ -109,8 +109,10 @@ class ToolsReloader:
             return
 
         def watch() -> None:
+            # .toml too: settings.toml and settings.local.toml are the tools' configuration (handler/settings.py).
+            watched = watchfiles.PythonFilter(extra_extensions=(".toml",))
             for changes in watchfiles.watch(
-                self.directory, watch_filter=watchfiles.PythonFilter(), stop_event=self._stop, raise_interrupt=False
+                self.directory, watch_filter=watched, stop_event=self._stop, raise_interrupt=False
             ):
                 try:
                     self.load(path for _, path in changes)

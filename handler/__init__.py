@@ -10,13 +10,27 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from handler.authoring import ToolContext, ToolError, diagnostics, tool
+    from handler.dependencies import Parameter, Secret
+    from handler.settings import Settings
 
-__all__ = ["ToolContext", "ToolError", "diagnostics", "tool"]
+__all__ = ["Parameter", "Secret", "Settings", "ToolContext", "ToolError", "diagnostics", "tool"]
+
+# Where each public name lives: imported at its first use.
+_HOMES = {
+    "Parameter": "handler.dependencies",
+    "Secret": "handler.dependencies",
+    "Settings": "handler.settings",
+    "ToolContext": "handler.authoring",
+    "ToolError": "handler.authoring",
+    "diagnostics": "handler.authoring",
+    "tool": "handler.authoring",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from handler import authoring
+    home = _HOMES.get(name)
+    if home is not None:
+        import importlib
 
-        return getattr(authoring, name)
+        return getattr(importlib.import_module(home), name)
     raise AttributeError(f"module 'handler' has no attribute {name!r}")

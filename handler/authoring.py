@@ -65,6 +65,27 @@ class ToolContext:
             return None
         return max(0.0, self.deadline - time.monotonic())
 
+    def aws_client(self, service: str, **options: str) -> Any:
+        """A boto3 client for `service` (`"dynamodb"`, `"s3"`, ...) whose calls end before this call's time does.
+
+        Its timeouts and retries are the most generous that still leave the tool time to catch
+        botocore's error and raise a ToolError (handler/aws_clients.py, `bounds_within`). Clients
+        are kept per container. `options` go to boto3.client (region_name, endpoint_url).
+        """
+        from handler.aws_clients import client_within
+
+        return client_within(service, self.remaining_seconds(), **options)
+
+    def http_timeout(self, at_most: float | None = None) -> float:
+        """Seconds an outbound HTTP request may wait: what is left, less time to raise a ToolError.
+
+        Pass it as the timeout of httpx, requests or urllib (`timeout=ctx.http_timeout()`). At
+        most `at_most` (default 10 s); 10 s, or `at_most`, where nothing bounds the call.
+        """
+        from handler.aws_clients import http_timeout_within
+
+        return http_timeout_within(self.remaining_seconds(), at_most)
+
 
 def camel_case(snake: str) -> str:
     head, *rest = snake.strip("_").split("_")
@@ -140,8 +161,17 @@ def _unresolvable(error: Exception) -> str:
     return f"an annotation cannot be resolved ({type(error).__name__}: {error}); correct what it names"
 
 
-def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str | None]:
-    """(model parameter, its model, context parameter) — or a TypeError that says what to fix."""
+class _Parameters(typing.NamedTuple):
+    model_parameter: str
+    model: type[BaseModel]
+    context_parameter: str | None
+    dependencies: tuple[tuple[str, Any], ...]  # (parameter, a Settings subclass or a Secret/Parameter)
+
+
+def _parameters(function: Callable[..., Any]) -> _Parameters:
+    """The tool's parameters, sorted by what fills them — or a ToolDefinitionError that says what to fix."""
+    from handler.dependencies import Dependency, Parameter, Secret
+    from handler.settings import Settings
 
     def refused(problem: str) -> ToolDefinitionError:
         return ToolDefinitionError(_declared_at(function), f"{_named(function)}: {problem}")
@@ -155,9 +185,24 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str
         raise refused(_unresolvable(error)) from None
     model_parameter: tuple[str, type[BaseModel]] | None = None
     context_parameter: str | None = None
-    for name in inspect.signature(function).parameters:
+    dependencies: list[tuple[str, Any]] = []
+    for name, parameter in inspect.signature(function).parameters.items():
         hint = hints.get(name)
-        if isinstance(hint, type) and issubclass(hint, BaseModel):
+        default = parameter.default
+        if default in (Secret, Parameter):
+            raise refused(f'parameter {name!r} = {default.__name__}: call it, as {default.__name__}("name")')
+        if isinstance(default, Dependency):
+            problem = default.problem()
+            if problem is not None:
+                raise refused(f"parameter {name!r}: {problem}")
+            if hint is not str:
+                raise refused(f"parameter {name!r} = {default!r} must be annotated `str`: the value is text")
+            dependencies.append((name, default))
+        elif isinstance(hint, type) and issubclass(hint, Settings):
+            if hint is Settings:
+                raise refused(f"parameter {name!r}: annotate it with your own subclass of Settings, not Settings")
+            dependencies.append((name, hint))
+        elif isinstance(hint, type) and issubclass(hint, BaseModel):
             if model_parameter is not None:
                 raise refused("only one parameter may be annotated with a pydantic model")
             model_parameter = (name, hint)
@@ -166,10 +211,38 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str
                 raise refused("only one parameter may be annotated with ToolContext")
             context_parameter = name
         else:
-            raise refused(f"parameter {name!r} must be annotated with a pydantic model (the input) or ToolContext")
+            raise refused(
+                f"parameter {name!r} must be annotated with a pydantic model (the input), ToolContext or a Settings"
+                ' subclass, or default to Secret("...") or Parameter("...")'
+            )
     if model_parameter is None:
         raise refused("one parameter must be annotated with a pydantic BaseModel: the tool's input")
-    return model_parameter[0], model_parameter[1], context_parameter
+    return _Parameters(model_parameter[0], model_parameter[1], context_parameter, tuple(dependencies))
+
+
+def _check_dependencies(function: Callable[..., Any], dependencies: tuple[tuple[str, Any], ...]) -> None:
+    """Read each Settings now, once per container, so a missing or malformed value fails at registration.
+
+    `make check` and the build defer this: they hold every stage table against the classes instead.
+    """
+    from handler.dependencies import Dependency
+    from handler.settings import ConfigurationError, find, reading_deferred, where_to_set
+
+    for name, dependency in dependencies:
+        if isinstance(dependency, Dependency):
+            if dependency.setting is not None and not reading_deferred() and find(dependency.setting) is None:
+                raise ToolDefinitionError(
+                    _declared_at(function),
+                    f"{_named(function)}: parameter {name!r} = {dependency!r}: {dependency.setting} is not set, "
+                    f"so the {dependency.kind}'s name is unknown: {where_to_set(dependency.setting)}",
+                )
+            continue
+        if reading_deferred():
+            continue
+        try:
+            dependency.current()
+        except ConfigurationError as error:
+            raise ToolDefinitionError(dependency.location(), f"{error} (taken by {_named(function)})") from None
 
 
 # `@tool()`, with no risk: told apart from a risk given, so the message can name the function.
@@ -209,7 +282,8 @@ def tool(
             raise refused(f"was given idempotent={idempotent!r}; write idempotent=True or idempotent=False")
         if not callable(function):
             raise refused("is not on a function: put @tool(...) on the line above a def")
-        model_parameter, model, context_parameter = _parameters(function)
+        model_parameter, model, context_parameter, dependencies = _parameters(function)
+        _check_dependencies(function, dependencies)
         registry.tools.append(
             Tool(
                 name=name if name is not None else camel_case(function.__name__),
@@ -220,6 +294,7 @@ def tool(
                 model_parameter=model_parameter,
                 context_parameter=context_parameter,
                 idempotent=idempotent,
+                dependencies=dependencies,
                 is_async=inspect.iscoroutinefunction(function),
                 # Kept raw: made readable (~10-50 us of path work) only when a problem names it.
                 declared=_declaration(function),

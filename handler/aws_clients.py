@@ -76,3 +76,71 @@ def extension_timeouts() -> tuple[float, float]:
     extension attempt and boto3's longest call: (1 + 2) + longest_call_seconds(KEY_READ).
     """
     return KEY_READ.connect_seconds, KEY_READ.read_seconds
+
+
+# --- Tools' own AWS and HTTP calls (public through ToolContext.aws_client and .http_timeout) ---
+
+# A tool's call when nothing bounds it (a test or a local run without a Lambda context), and the
+# most any tool's call is given: with one retry it stays under the function's 29 s.
+TOOL_CALL = CallBounds(connect_seconds=1.0, read_seconds=10.0, attempts=2)
+# What a tool's client may be made with, most generous first: the first whose longest call fits
+# the time the call has left is used. A short list, so each service has at most this many
+# clients per container (making one costs ~10-50 ms; they are kept).
+_TOOL_CALL_LADDER = (
+    TOOL_CALL,
+    CallBounds(connect_seconds=1.0, read_seconds=5.0, attempts=2),
+    CallBounds(connect_seconds=1.0, read_seconds=3.0, attempts=2),
+    CallBounds(connect_seconds=1.0, read_seconds=5.0, attempts=1),
+    CallBounds(connect_seconds=1.0, read_seconds=2.0, attempts=1),
+    CallBounds(connect_seconds=0.5, read_seconds=1.0, attempts=1),
+    CallBounds(connect_seconds=0.25, read_seconds=0.5, attempts=1),
+    CallBounds(connect_seconds=0.1, read_seconds=0.2, attempts=1),
+)
+# Kept from a tool's time for the tool itself, after its AWS or HTTP call gave up: enough to
+# catch the error and raise a ToolError whose answer reaches Median before the 504 would.
+TOOL_MARGIN_SECONDS = 0.5
+DEFAULT_HTTP_TIMEOUT_SECONDS = 10.0
+_MIN_HTTP_TIMEOUT_SECONDS = 0.1
+
+_tool_clients: dict[tuple[str, CallBounds, tuple[tuple[str, str], ...]], object] = {}
+
+
+def bounds_within(seconds_left: float | None) -> CallBounds:
+    """The most generous of the tool call bounds whose longest call ends `TOOL_MARGIN_SECONDS` before time is up."""
+    if seconds_left is None:
+        return TOOL_CALL
+    for bounds in _TOOL_CALL_LADDER:
+        if longest_call_seconds(bounds) <= seconds_left - TOOL_MARGIN_SECONDS:
+            return bounds
+    return _TOOL_CALL_LADDER[-1]  # less is left than any bound: the 504 comes first, as it must
+
+
+def client_within(service: str, seconds_left: float | None, **options: str) -> object:
+    """A boto3 client for `service` whose every call ends within `seconds_left` (see bounds_within).
+
+    Kept per container for each (service, bounds, options): the same client serves every call
+    that has as much time left. `options` are boto3.client's own (region_name, endpoint_url).
+    """
+    bounds = bounds_within(seconds_left)
+    key = (service, bounds, tuple(sorted(options.items())))
+    client = _tool_clients.get(key)
+    if client is None:
+        import boto3
+
+        client = _tool_clients[key] = boto3.client(  # type: ignore[call-overload]
+            service, config=bounded_config(bounds), **options
+        )
+    return client
+
+
+def http_timeout_within(seconds_left: float | None, at_most: float | None = None) -> float:
+    """Seconds an outbound HTTP request may take: the time left less TOOL_MARGIN_SECONDS, at most `at_most`."""
+    ceiling = DEFAULT_HTTP_TIMEOUT_SECONDS if at_most is None else at_most
+    if seconds_left is None:
+        return ceiling
+    return max(_MIN_HTTP_TIMEOUT_SECONDS, min(ceiling, seconds_left - TOOL_MARGIN_SECONDS))
+
+
+def forget_tool_clients() -> None:
+    """Drop the tools' clients: tests that move AWS_ENDPOINT_URL, and SnapStart's restore."""
+    _tool_clients.clear()

@@ -278,13 +278,77 @@ def _outcome_metric(answer: Answer) -> str | None:
     return Metric.TOOL_TIMEOUTS if answer.status == 504 else Metric.TOOL_CRASHES
 
 
+def _dependencies(tool: Tool) -> dict[str, Any]:
+    """The values of the parameters the framework fills: each Settings, secret and parameter, per container."""
+    from handler.dependencies import Dependency
+
+    return {
+        name: dependency.value() if isinstance(dependency, Dependency) else dependency.current()
+        for name, dependency in tool.dependencies
+    }
+
+
+def _without_dependencies(tool: Tool, failure: Exception, ctx: ToolContext) -> Answer:
+    """A 500 for a call whose secret, parameter or settings could not be had: the tool did not run."""
+    # The cause names the secret or parameter and botocore's reason; no value is ever in it.
+    logger.error(
+        f"Tool {tool.name} did not run: what it takes could not be read",
+        extra={"call_id": ctx.call_id, "reference": ctx.reference, "cause": str(failure)},
+    )
+    return Answer(
+        500,
+        error_body(
+            ErrorCode.INTERNAL_ERROR,
+            "The tool could not read its configuration or secrets, so it did not run; retry later. "
+            f"Reference {ctx.reference}.",
+            post=True,
+        ),
+        rerun_on_retry=True,
+    )
+
+
+def _with_dependencies(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext) -> Answer | None:
+    """Fill `kwargs` with the tool's dependencies, bounded by its time; the answer instead when they cannot be had."""
+    from handler.dependencies import Dependency, SecretUnavailable
+    from handler.settings import ConfigurationError
+
+    remaining = ctx.remaining_seconds()
+    # Settings are in memory once registered: only a secret or parameter may wait on the network.
+    reads = any(isinstance(dependency, Dependency) for _, dependency in tool.dependencies)
+    try:
+        if remaining is None or not reads:
+            kwargs.update(_dependencies(tool))
+        else:
+            kwargs.update(call_within(remaining, _dependencies, {"tool": tool}))
+    except (SecretUnavailable, ConfigurationError) as failure:
+        return _without_dependencies(tool, failure, ctx)
+    except ToolTimedOut:
+        logger.error(
+            f"Tool {tool.name} did not run: reading its secrets took the time it had",
+            extra={"call_id": ctx.call_id, "reference": ctx.reference},
+        )
+        return Answer(
+            504,
+            error_body(
+                ErrorCode.TIMEOUT,
+                "Reading the tool's secrets took longer than the time this function had left, so the tool did not "
+                f"run; retry. Reference {ctx.reference}.",
+                post=True,
+            ),
+            rerun_on_retry=True,
+        )
+    return None
+
+
 def run_tool(tool: Tool, args: BaseModel, ctx: ToolContext) -> Answer:
     kwargs: dict[str, Any] = {tool.model_parameter: args}
     if tool.context_parameter:
         kwargs[tool.context_parameter] = ctx
     started = time.perf_counter()
     with tool_segment(tool.name):
-        answer = _run(f"Tool {tool.name}", tool.function, kwargs, ctx, tool.is_async)
+        answer = (tool.dependencies and _with_dependencies(tool, kwargs, ctx)) or _run(
+            f"Tool {tool.name}", tool.function, kwargs, ctx, tool.is_async
+        )
     record_tool_run(tool.name, _outcome_metric(answer), (time.perf_counter() - started) * 1000)
     return answer
 

@@ -83,21 +83,92 @@ def key_from_secret_answer(answer: Mapping[str, Any]) -> str:
     raise KeyUnavailable("the secret's answer holds neither a SecretString nor a SecretBinary")
 
 
-class _SecretState:
-    """What this container knows of one secret. Times are by the key source's clock.
+class KeptRead:
+    """What this container knows of one stored value. Times are by the reader's clock.
 
     A class of its own rather than a dataclass: a cold GET imports this module, and `dataclasses`
     (with `inspect`, `ast` and `tokenize`) would cost it ~0.2x of the extension floor
     (bench/README.md, "cold GET, key through the extension").
     """
 
-    __slots__ = ("expires", "failure", "key", "last_read")
+    __slots__ = ("expires", "failure", "last_read", "value")
 
     def __init__(self) -> None:
-        self.key: str | None = None  # the last good key read, kept through failed reads
-        self.expires = 0.0  # when that key's cache lifetime ends
+        self.value: str | None = None  # the last good value read, kept through failed reads
+        self.expires = 0.0  # when that value's cache lifetime ends
         self.last_read: float | None = None  # when the last read started, whether it succeeded or not
-        self.failure: KeyUnavailable | None = None  # why the last read gave no key; None when it did
+        self.failure: Exception | None = None  # why the last read gave no value; None when it did
+
+
+class KeptReads:
+    """Values read from a store that can fail (Secrets Manager, Parameter Store), kept per container.
+
+    The Median key's outage behaviour, shared with the tools' own secrets and parameters
+    (handler/dependencies.py): a value is kept for its cache lifetime; no read starts within the
+    refresh floor of the last one, and a failed read is remembered, and answered from memory,
+    for that long; a failed read never discards a good value, which goes on serving until a read
+    succeeds or until `stale_if_error` seconds past its lifetime.
+
+    It lives here, not in a module of its own, because a cold GET already imports this module
+    for the key: one more module would be one more import on the path bench/README.md times.
+    `read` callables raise `unavailable` (an Exception subclass taking one message) on failure.
+    """
+
+    def __init__(self, clock: Callable[[], float], unavailable: type[Exception]) -> None:
+        self.clock = clock
+        self.unavailable = unavailable
+        self.states: dict[str, KeptRead] = {}
+
+    def fresh(self, name: str) -> str | None:
+        """The value read for `name`, if it is within its cache lifetime."""
+        state = self.states.get(name)
+        if state is not None and state.value is not None and self.clock() < state.expires:
+            return state.value
+        return None
+
+    def get(
+        self,
+        name: str,
+        read: Callable[[], str],
+        *,
+        cache_seconds: float,
+        min_refresh_seconds: float,
+        stale_if_error_seconds: float,
+    ) -> str:
+        """The value for `name`: cached, else read now if the floor allows, else what the last read left.
+
+        Raises `unavailable` with the last failure's cause when there is no value to give.
+        """
+        state = self.states.setdefault(name, KeptRead())
+        now = self.clock()
+        if state.value is not None and now < state.expires:
+            return state.value
+        if self.may_read(state, now, min_refresh_seconds):
+            self.read(state, now, read, cache_seconds)
+        if state.value is not None:
+            if now < state.expires:
+                return state.value
+            if now < state.expires + stale_if_error_seconds:
+                return state.value  # past its lifetime, but no read since has given a better one
+        if state.failure is not None:
+            raise self.unavailable(str(state.failure))  # a new one: raising the same instance grows its traceback
+        raise self.unavailable("the value read before is too old, and it could not be read again since")
+
+    @staticmethod
+    def may_read(state: KeptRead, now: float, min_refresh_seconds: float) -> bool:
+        return state.last_read is None or now - state.last_read >= min_refresh_seconds
+
+    def read(self, state: KeptRead, now: float, read: Callable[[], str], cache_seconds: float) -> bool:
+        """Read once and record the outcome; a failure keeps the value that was good. True if it succeeded."""
+        state.last_read = now
+        try:
+            value = read()
+        except self.unavailable as failure:
+            state.failure = failure
+            return False
+        state.value, state.failure = value, None
+        state.expires = now + cache_seconds
+        return True
 
 
 class MedianKeySource:
@@ -114,7 +185,8 @@ class MedianKeySource:
         self._client: SecretsManagerClient | None = None
         # A test passes its own clock to step past the refresh floor without sleeping through it.
         self._clock = clock
-        self._secrets: dict[str, _SecretState] = {}
+        self._kept = KeptReads(clock, KeyUnavailable)
+        self._secrets = self._kept.states  # read directly on the hot path: one lookup fewer per call
         # Why the extension gave no secret, each logged once per container: an operator sees every
         # distinct cause, and a broken layer does not write a line per request.
         self._extension_causes_logged: set[str] = set()
@@ -145,8 +217,8 @@ class MedianKeySource:
         secret_id = os.environ.get(KEY_SECRET_ENV, "").strip()
         if secret_id:
             state = self._secrets.get(secret_id)
-            if state is not None and state.key is not None and self._clock() < state.expires:
-                return state.key
+            if state is not None and state.value is not None and self._clock() < state.expires:
+                return state.value
             return self._from_secret(secret_id)
         if running_in_deployed_lambda():
             raise KeyUnavailable(f"{KEY_SECRET_ENV} is not set; a deployed function never reads {DEV_KEY_ENV}")
@@ -165,12 +237,12 @@ class MedianKeySource:
         secret_id = os.environ.get(KEY_SECRET_ENV, "").strip()
         if not secret_id:
             return None
-        state = self._secrets.setdefault(secret_id, _SecretState())
+        state = self._secrets.setdefault(secret_id, KeptRead())
         now = self._clock()
-        if not self._may_read(state, now):
+        if not self._kept.may_read(state, now, _min_refresh_seconds()):
             return None
         self._read(secret_id, state, now, through_extension=False)
-        fresh = state.key
+        fresh = state.value
         if state.failure is not None or fresh is None or fresh == current:
             return None
         observability.logger.info("The Median key in Secrets Manager has changed; verifying with the new one")
@@ -178,46 +250,43 @@ class MedianKeySource:
 
     def _from_secret(self, secret_id: str) -> str:
         """The key when the cache has none fresh: read now if the floor allows, else what the last read left."""
-        state = self._secrets.setdefault(secret_id, _SecretState())
-        now = self._clock()
-        if self._may_read(state, now):
-            self._read(secret_id, state, now, through_extension=True)
-        if state.key is not None:
-            if now < state.expires:
-                return state.key
-            if now < state.expires + seconds_from_env(KEY_STALE_IF_ERROR_SECONDS_ENV, KEY_STALE_IF_ERROR_SECONDS):
-                return state.key  # past its lifetime, but no read since has given a better one
-        if state.failure is not None:
-            raise KeyUnavailable(str(state.failure))  # a new one: raising the same instance grows its traceback
-        raise KeyUnavailable("the key read before is too old, and the secret could not be read again since")
+        return self._kept.get(
+            secret_id,
+            lambda: self._read_logged(secret_id, through_extension=True),
+            cache_seconds=seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS),
+            min_refresh_seconds=_min_refresh_seconds(),
+            stale_if_error_seconds=seconds_from_env(KEY_STALE_IF_ERROR_SECONDS_ENV, KEY_STALE_IF_ERROR_SECONDS),
+        )
 
-    def _may_read(self, state: _SecretState, now: float) -> bool:
-        if state.last_read is None:
-            return True
-        return now - state.last_read >= seconds_from_env(KEY_MIN_REFRESH_SECONDS_ENV, KEY_MIN_REFRESH_SECONDS)
-
-    def _read(self, secret_id: str, state: _SecretState, now: float, *, through_extension: bool) -> None:
+    def _read(self, secret_id: str, state: KeptRead, now: float, *, through_extension: bool) -> None:
         """Read the secret once and record the outcome; a failure keeps the key that was good."""
-        state.last_read = now
+        self._kept.read(
+            state,
+            now,
+            lambda: self._read_logged(secret_id, through_extension=through_extension, kept=state.value),
+            seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS),
+        )
+
+    def _read_logged(self, secret_id: str, *, through_extension: bool, kept: str | None = None) -> str:
+        """The key read once; a failure while a key read before is still held is logged here."""
+        if kept is None and secret_id in self._secrets:
+            kept = self._secrets[secret_id].value
         try:
             answer = self._extension_answer(secret_id) if through_extension else None
-            key = key_from_secret_answer(answer if answer is not None else self._boto3_answer(secret_id))
+            return key_from_secret_answer(answer if answer is not None else self._boto3_answer(secret_id))
         except KeyUnavailable as failure:
-            state.failure = failure
-            if state.key is not None:
+            if kept is not None:
                 observability.logger.warning(
                     "Reading the Median key failed; still verifying with the key read before",
                     extra={"cause": str(failure)},
                 )
-            return
-        state.key, state.failure = key, None
-        state.expires = now + seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS)
+            raise
 
     def _boto3_answer(self, secret_id: str) -> Mapping[str, Any]:
         try:
             return self.client.get_secret_value(SecretId=secret_id)
         except Exception as error:  # botocore raises many types: none may become a crash
-            raise KeyUnavailable(f"reading the secret failed: {_describe(error)}") from None
+            raise KeyUnavailable(f"reading the secret failed: {describe_aws_error(error)}") from None
 
     def _extension_answer(self, secret_id: str) -> Mapping[str, Any] | None:
         """The extension's GetSecretValue answer; None, with the cause logged once, when it gives none.
@@ -242,7 +311,11 @@ class MedianKeySource:
             return None
 
 
-def _describe(error: Exception) -> str:
+def _min_refresh_seconds() -> float:
+    return seconds_from_env(KEY_MIN_REFRESH_SECONDS_ENV, KEY_MIN_REFRESH_SECONDS)
+
+
+def describe_aws_error(error: Exception) -> str:
     """botocore's own text names the cause (not found, access denied, unreachable) and never the value."""
     from botocore.exceptions import BotoCoreError, ClientError
 

@@ -42,6 +42,8 @@ class Tool:
     is_async: bool = False
     # Where `@tool` declared it, (file, line): what a problem about it points at.
     declared: tuple[str, int] | None = None
+    # Parameters the framework fills, never in the schema: (name, a Settings subclass or a Secret/Parameter).
+    dependencies: tuple[tuple[str, Any], ...] = ()
 
     @property
     def location(self) -> str:
@@ -116,6 +118,10 @@ def reload_tools(package: str | None = None) -> Registry:
     registry.tools = []
     registry.diagnostics = []
     _loaded.pop(name, None)
+    # A saved settings.toml is read anew, as a fresh container would (imports pydantic: make serve only).
+    from handler.settings import forget_configuration
+
+    forget_configuration()
     return load_tools(name)
 
 

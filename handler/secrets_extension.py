@@ -35,8 +35,33 @@ class ExtensionGaveNone(Exception):
         self.kind = kind
 
 
+# The extension's Parameter Store route: GetParameter's answer, `{"Parameter": {..., "Value": ...}}`.
+PARAMETER_PATH = "/systemsmanager/parameters/get"
+
+
+def ask_extension_for_parameter(name: str, port: str) -> Mapping[str, Any]:
+    """GET a parameter, decrypted, from the extension's localhost API; raises ExtensionGaveNone."""
+    from urllib.parse import quote
+
+    answer = _ask(f"{PARAMETER_PATH}?name={quote(name, safe='')}&withDecryption=true", port)
+    parameter = answer.get("Parameter") if isinstance(answer, dict) else None
+    if not isinstance(parameter, dict) or not isinstance(parameter.get("Value"), str):
+        raise ExtensionGaveNone("not a parameter", "its answer is not a GetParameter answer")
+    return {"Parameter": parameter}
+
+
 def ask_extension(secret_id: str, port: str) -> Mapping[str, Any]:
-    """GET the secret from the extension's localhost API; raises ExtensionGaveNone.
+    """GET the secret from the extension's localhost API; raises ExtensionGaveNone."""
+    from urllib.parse import quote
+
+    answer = _ask(f"{SECRETS_EXTENSION_PATH}?secretId={quote(secret_id, safe='')}", port)
+    if not isinstance(answer, dict) or not ({"SecretString", "SecretBinary"} & answer.keys()):
+        raise ExtensionGaveNone("not a secret", "its answer is not a GetSecretValue answer")
+    return answer
+
+
+def _ask(path: str, port: str) -> Any:
+    """GET `path` from the extension's localhost API: its JSON document (None if it is none); raises ExtensionGaveNone.
 
     The standard library's http.client, not boto3 or urllib3: importing boto3 and making a
     client is 150-200 ms of a ~250 ms cold GET, and one request to the extension is all that
@@ -49,7 +74,6 @@ def ask_extension(secret_id: str, port: str) -> Mapping[str, Any]:
         # SnapStart functions, for one, get no AWS_SESSION_TOKEN, and the extension refuses without it.
         raise ExtensionGaveNone("token", f"{SECRETS_EXTENSION_TOKEN_ENV} is not set")
     from http.client import HTTPConnection, HTTPException
-    from urllib.parse import quote
 
     from handler.aws_clients import extension_timeouts
 
@@ -59,11 +83,7 @@ def ask_extension(secret_id: str, port: str) -> Mapping[str, Any]:
         connection.connect()
         if connection.sock is not None:
             connection.sock.settimeout(read_timeout)
-        connection.request(
-            "GET",
-            f"{SECRETS_EXTENSION_PATH}?secretId={quote(secret_id, safe='')}",
-            headers={SECRETS_EXTENSION_TOKEN_HEADER: token},
-        )
+        connection.request("GET", path, headers={SECRETS_EXTENSION_TOKEN_HEADER: token})
         response = connection.getresponse()
         status = response.status
         body = response.read(MAX_ANSWER_BYTES + 1)
@@ -78,6 +98,4 @@ def ask_extension(secret_id: str, port: str) -> Mapping[str, Any]:
         answer = json.loads(body) if len(body) <= MAX_ANSWER_BYTES else None
     except ValueError:
         answer = None
-    if not isinstance(answer, dict) or not ({"SecretString", "SecretBinary"} & answer.keys()):
-        raise ExtensionGaveNone("not a secret", "its answer is not a GetSecretValue answer")
     return answer

@@ -72,8 +72,14 @@ def after_restore() -> None:
 
 
 def start_anew() -> None:
-    """Forget the key, its timestamps and failures, and every AWS client."""
+    """Forget the key, its timestamps and failures, the tools' secrets and parameters, and every AWS client."""
     from handler import app, idempotency
+    from handler.aws_clients import forget_tool_clients
 
     app.key_source.forget()
     idempotency.forget_clients()
+    forget_tool_clients()
+    if "handler.dependencies" in sys.modules:  # a tool's secrets, if any was read: never in a snapshot
+        from handler.dependencies import forget_secrets
+
+        forget_secrets()

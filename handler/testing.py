@@ -37,6 +37,7 @@ from handler.protocol import (
     SIGNATURE_HEADER,
 )
 from handler.registry import tools_package
+from handler.secrets_extension import PARAMETER_PATH
 from handler.signature import sign
 
 if TYPE_CHECKING:
@@ -402,9 +403,11 @@ class SecretsExtensionStandIn:
         if token is None or token != self.token:
             return 403, b"Bad Token: the X-Aws-Parameters-Secrets-Token header is missing or wrong"
         parts = urlsplit(path)
+        query = {name: values[0] for name, values in parse_qs(parts.query).items()}
+        if parts.path == PARAMETER_PATH:
+            return self._read_parameter(query.get("name", ""), query.get("withDecryption") == "true")
         if parts.path != SECRETS_EXTENSION_PATH:
             return 404, b"Not Found"
-        query = {name: values[0] for name, values in parse_qs(parts.query).items()}
         secret_id = query.get("secretId", "")
         if not secret_id:
             return 400, b"Bad Request: secretId is required"
@@ -453,6 +456,25 @@ class SecretsExtensionStandIn:
             document["SecretBinary"] = base64.b64encode(value["SecretBinary"]).decode("ascii")
         return 200, json.dumps(document).encode("utf-8")
 
+    def _read_parameter(self, name: str, decrypted: bool) -> tuple[int, bytes]:
+        """The extension's Parameter Store route, uncached: `{"Parameter": {...}}`, as GetParameter answers."""
+        import boto3
+        from botocore.exceptions import ClientError
+
+        if not name:
+            return 400, b"Bad Request: name is required"
+        with self._lock:
+            self.reads += 1
+        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+        client = boto3.client("ssm", endpoint_url=self.secrets_endpoint, region_name=region)
+        try:
+            parameter = client.get_parameter(Name=name, WithDecryption=decrypted)["Parameter"]
+        except ClientError as error:
+            status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400))
+            return status, str(error).encode("utf-8")
+        document = {"Parameter": {"Name": parameter["Name"], "Type": parameter["Type"], "Value": parameter["Value"]}}
+        return 200, json.dumps(document).encode("utf-8")
+
     def _handler_class(self) -> type:
         from http.server import BaseHTTPRequestHandler
 
@@ -471,3 +493,60 @@ class SecretsExtensionStandIn:
                 pass  # the test's output is not the place for an access log
 
         return Handler
+
+
+class MedianAWS:
+    """What the `median_aws` pytest fixture gives a test: moto's server, and boto3 pointed at it.
+
+        def test_reads_the_table(median_aws):
+            median_aws.client("dynamodb").create_table(...)
+            median_aws.create_secret("median-tools/carrier-token", "t0k3n")
+            answer = MedianTestClient().call("parcelStatus", {"parcel": "P-1"})
+
+    The tool's `ctx.aws_client(...)`, `Secret(...)` and `Parameter(...)` reach the same server
+    through AWS_ENDPOINT_URL, with fake credentials and a region, so no test reaches AWS.
+    """
+
+    REGION = "us-east-1"
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint
+
+    def client(self, service: str) -> Any:
+        """A boto3 client for `service`, on moto's server, for the test's own setup and checks."""
+        import boto3
+
+        return boto3.client(service, endpoint_url=self.endpoint, region_name=self.REGION)  # type: ignore[call-overload]
+
+    def create_secret(self, name: str, value: str) -> str:
+        """A secret holding `value` (a SecretString); its ARN."""
+        return str(self.client("secretsmanager").create_secret(Name=name, SecretString=value)["ARN"])
+
+    def put_parameter(self, name: str, value: str, *, secure: bool = True) -> None:
+        """A parameter holding `value`: a SecureString unless `secure=False` (a String)."""
+        kind = "SecureString" if secure else "String"
+        self.client("ssm").put_parameter(Name=name, Value=value, Type=kind, Overwrite=True)
+
+    def reset(self) -> None:
+        """Empty moto's server (every table, secret and parameter) and forget what the handler keeps per container."""
+        from urllib.request import Request, urlopen
+
+        with urlopen(Request(f"{self.endpoint}/moto-api/reset", method="POST"), timeout=10):  # noqa: S310 - moto's own loopback URL
+            pass
+        forget_what_a_container_keeps()
+
+
+def forget_what_a_container_keeps() -> None:
+    """Drop every per-container cache the tools' helpers keep: settings, secrets, parameters, AWS clients.
+
+    A test then sees its own environment, files and AWS, as a fresh container would.
+    """
+    from handler.aws_clients import forget_tool_clients
+    from handler.dependencies import forget_secrets
+    from handler.env import forget_settings
+    from handler.settings import forget_configuration
+
+    forget_configuration()
+    forget_secrets()
+    forget_tool_clients()
+    forget_settings()

@@ -146,21 +146,12 @@ def build_event(
 
 
 @pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
-    """moto's server on a free loopback port, shared by the session: AWS over real HTTP."""
-    from moto.server import ThreadedMotoServer  # imported here: a run without AWS tests never pays for moto
+def moto_endpoint(median_aws_endpoint: str) -> str:
+    """moto's server on a free loopback port, shared by the session: AWS over real HTTP, with boto3 pointed at it.
 
-    from handler.testing import free_port
-
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    with pytest.MonkeyPatch.context() as patch:
-        # boto3 reads this itself: the handler's own client goes to moto, unpatched.
-        patch.setenv("AWS_ENDPOINT_URL", endpoint)
-        yield endpoint
-    server.stop()
+    The one `median_aws` (handler/pytest_plugin.py) gives a tool's tests: one server, fake credentials.
+    """
+    return median_aws_endpoint
 
 
 @pytest.fixture

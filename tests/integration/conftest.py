@@ -1,4 +1,5 @@
-"""A real Secrets Manager over HTTP, on moto's server (tests/conftest.py: moto_endpoint), shared by the session."""
+"""A real Secrets Manager over HTTP, on moto's server (tests/conftest.py: moto_endpoint, which is the
+`median_aws_endpoint` of handler/pytest_plugin.py that tools' tests use too), shared by the session."""
 
 from __future__ import annotations
 
@@ -37,11 +38,16 @@ def secret_name(request: pytest.FixtureRequest) -> str:
     return f"median/{request.node.name}/{uuid.uuid4().hex[:8]}"
 
 
-@pytest.fixture(scope="session")
+_SHARED_SECRET = f"median/protocol/{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
 def _shared_secret(moto_endpoint: str) -> str:
-    name = f"median/protocol/{uuid.uuid4().hex[:8]}"
-    boto3.client("secretsmanager", endpoint_url=moto_endpoint).create_secret(Name=name, SecretString=TEST_KEY)
-    return name
+    """The session's one key secret, made again if a test's `median_aws` has emptied moto since."""
+    client = boto3.client("secretsmanager", endpoint_url=moto_endpoint)
+    with contextlib.suppress(client.exceptions.ResourceExistsException):
+        client.create_secret(Name=_SHARED_SECRET, SecretString=TEST_KEY)
+    return _SHARED_SECRET
 
 
 @pytest.fixture

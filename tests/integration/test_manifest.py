@@ -196,7 +196,7 @@ def test_make_check_names_a_tool_module_that_fails_to_import(tools_package: Tool
     first, count = finished.stderr.splitlines()
     assert first == (
         "tools/lookup.py:5: lookup: parameter 'ticket_number' must be annotated with a pydantic model "
-        "(the input) or ToolContext"
+        '(the input), ToolContext or a Settings subclass, or default to Secret("...") or Parameter("...")'
     )
     assert count == "1 problem(s): Median would refuse this manifest."
 

@@ -146,7 +146,8 @@ def test_a_parameter_that_is_neither_input_nor_context_is_refused(annotated: boo
         tool(risk="low")(extra_parameter)
     message = str(refused.value)
     assert "extra_parameter" in message
-    assert "parameter 'verbose' must be annotated with a pydantic model (the input) or ToolContext" in message
+    assert "parameter 'verbose' must be annotated with a pydantic model (the input), ToolContext" in message
+    assert 'or default to Secret("...") or Parameter("...")' in message
 
 
 def test_a_refused_function_is_not_registered(scratch_registry: Registry) -> None:

@@ -210,5 +210,5 @@ def test_a_parameter_mistake_names_the_authors_line_too() -> None:
     # THEN the message starts at the decorator's line and names the function
     assert str(refused.value) == (
         f"{THIS_FILE}:{line}: points_balance: parameter 'email' must be annotated with a pydantic model "
-        "(the input) or ToolContext"
+        '(the input), ToolContext or a Settings subclass, or default to Secret("...") or Parameter("...")'
     )

@@ -102,9 +102,13 @@ def test_every_grant_of_the_function_names_its_resource_but_x_ray(tracing: str) 
         assert "*" not in action
         if "*" in resources:
             assert action in XRAY_ACTIONS, f"{action} is granted on every resource"
-    # AND the key's secret is this stack's one secret, with Secrets Manager's six-character suffix
-    [secret] = granted(stack, function_role(stack))["secretsmanager:GetSecretValue"]
-    assert secret.endswith(":secret:median-tools/median-key-??????")
+    # AND the secrets it reads are the key's, with Secrets Manager's six-character suffix, and the tools'
+    # own by the template's convention, named under this stack's name: no other
+    secrets = granted(stack, function_role(stack))["secretsmanager:GetSecretValue"]
+    assert sorted(secret.rsplit(":secret:", 1)[1] for secret in secrets) == [
+        "median-tools/*",
+        "median-tools/median-key-??????",
+    ]
 
 
 def test_every_role_of_the_stack_carries_the_boundary_it_is_given() -> None:

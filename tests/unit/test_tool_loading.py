@@ -89,7 +89,8 @@ FAILURES = {
     "a wrong annotation": (
         MODEL + "\n\n@tool(risk='low')\ndef lookup(args: str) -> dict:\n    return {}\n",
         11,
-        "lookup: parameter 'args' must be annotated with a pydantic model (the input) or ToolContext",
+        "lookup: parameter 'args' must be annotated with a pydantic model "
+        '(the input), ToolContext or a Settings subclass, or default to Secret("...") or Parameter("...")',
     ),
 }
 

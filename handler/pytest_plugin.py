@@ -1,0 +1,58 @@
+"""The pytest fixtures a tool's tests use: `median_aws`, moto's server with the handler pointed at it.
+
+Registered for the whole project by pyproject.toml (`-p handler.pytest_plugin` in pytest's
+addopts), so `tests/tools/` needs no conftest for it. moto and pytest are test dependencies,
+never the artifact's: nothing the function runs imports this module.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from handler.testing import MedianAWS, forget_what_a_container_keeps, free_port
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+# What boto3 must see so that no test can reach AWS: moto accepts any credentials.
+_FAKE_AWS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": MedianAWS.REGION,
+}
+# Each would send a client elsewhere than moto, or the handler through the extension.
+_UNSET = ("AWS_PROFILE", "AWS_REGION", "PARAMETERS_SECRETS_EXTENSION_HTTP_PORT")
+
+
+@pytest.fixture(scope="session")
+def median_aws_endpoint() -> Iterator[str]:
+    """moto's server on a free loopback port, one per test session: its URL."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in _FAKE_AWS.items():
+            patch.setenv(name, value)
+        for name in _UNSET:
+            patch.delenv(name, raising=False)
+        # boto3 reads this itself: every client the handler and the tools make goes to moto, unpatched.
+        patch.setenv("AWS_ENDPOINT_URL", endpoint)
+        yield endpoint
+    server.stop()
+
+
+@pytest.fixture
+def median_aws(median_aws_endpoint: str) -> Iterator[MedianAWS]:
+    """An empty AWS on moto's server for this test, the tools' helpers pointed at it, every cache reset."""
+    aws = MedianAWS(median_aws_endpoint)
+    aws.reset()
+    try:
+        yield aws
+    finally:
+        forget_what_a_container_keeps()

@@ -1,0 +1,121 @@
+"""A mistake in declaring what the framework fills (settings, secrets, parameters) names the author's line."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from pydantic import BaseModel
+
+from handler import Parameter, Secret, Settings, tool
+from handler.registry import ToolDefinitionError, shown_path
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from handler.registry import Registry
+
+THIS_FILE = shown_path(__file__)
+
+
+class ParcelInput(BaseModel):
+    parcel: str
+
+
+@pytest.fixture
+def unchanged(scratch_registry: Registry) -> Iterator[None]:
+    yield
+    assert scratch_registry.tools == []
+
+
+def _uncalled() -> None:
+    @tool(risk="low")
+    def parcel_status(args: ParcelInput, token: str = Secret) -> dict[str, Any]:  # type: ignore[assignment]
+        return {}
+
+
+def _not_text() -> None:
+    @tool(risk="low")
+    def parcel_status(args: ParcelInput, retries: int = Parameter("/median-tools/retries")) -> dict[str, Any]:  # type: ignore[assignment]
+        return {}
+
+
+def _nameless() -> None:
+    @tool(risk="low")
+    def parcel_status(args: ParcelInput, token: str = Secret()) -> dict[str, Any]:
+        return {}
+
+
+def _named_twice() -> None:
+    @tool(risk="low")
+    def parcel_status(args: ParcelInput, token: str = Secret("a", setting="A")) -> dict[str, Any]:
+        return {}
+
+
+def _negative_cache() -> None:
+    @tool(risk="low")
+    def parcel_status(args: ParcelInput, token: str = Secret("a", cache_seconds=-1)) -> dict[str, Any]:
+        return {}
+
+
+def _the_base_class() -> None:
+    @tool(risk="low")
+    def parcel_status(args: ParcelInput, settings: Settings) -> dict[str, Any]:
+        return {}
+
+
+def _unset_setting() -> None:
+    @tool(risk="low")
+    def parcel_status(args: ParcelInput, token: str = Secret(setting="NO_SUCH_SECRET_NAME")) -> dict[str, Any]:
+        return {}
+
+
+@pytest.mark.usefixtures("unchanged")
+@pytest.mark.parametrize(
+    ("declared", "expected"),
+    [
+        pytest.param(_uncalled, "parameter 'token' = Secret: call it, as Secret(\"name\")", id="Secret not called"),
+        pytest.param(
+            _not_text,
+            "parameter 'retries' = Parameter('/median-tools/retries') must be annotated `str`: the value is text",
+            id="not annotated str",
+        ),
+        pytest.param(
+            _nameless,
+            "parameter 'token': Secret(...) takes a name, or setting=\"VARIABLE\" naming the variable that holds it",
+            id="no name",
+        ),
+        pytest.param(
+            _named_twice,
+            "parameter 'token': Secret(...) takes a name, or setting=\"VARIABLE\" naming the variable that holds it",
+            id="a name and a setting",
+        ),
+        pytest.param(
+            _negative_cache,
+            "parameter 'token': Secret(cache_seconds=-1) is a number of seconds, 0 or more",
+            id="a negative cache",
+        ),
+        pytest.param(
+            _the_base_class,
+            "parameter 'settings': annotate it with your own subclass of Settings, not Settings",
+            id="Settings itself",
+        ),
+        pytest.param(
+            _unset_setting,
+            "parameter 'token' = Secret(setting='NO_SUCH_SECRET_NAME'): NO_SUCH_SECRET_NAME is not set, so the "
+            "secret's name is unknown: add `NO_SUCH_SECRET_NAME = ...` to",
+            id="a setting that is not set",
+        ),
+    ],
+)
+def test_a_dependency_mistake_names_the_authors_line_and_the_fix(declared: Callable[[], None], expected: str) -> None:
+    # GIVEN a tool function declaring what the framework fills wrongly
+    line = inspect.getsourcelines(declared)[1] + 1
+    # WHEN it is declared a tool
+    with pytest.raises(ToolDefinitionError) as refused:
+        declared()
+    # THEN the author reads their file and line, the parameter, and what to write instead
+    message = str(refused.value)
+    assert message.startswith(f"{THIS_FILE}:{line}: parcel_status: ")
+    assert expected in message
