@@ -71,8 +71,10 @@ test-runtime-python: ## Run the suite again on the Lambda runtime's Python 3.13 
 	$(if $(RUNTIME_PYTHON),,$(error No Python $(LAMBDA_PYTHON) here: install one, or set RUNTIME_PYTHON=/path/to/python$(LAMBDA_PYTHON)))
 	$(MAKE) test PYTHON=$(RUNTIME_PYTHON) VENV=.venv-py313
 
-serve: $(INSTALLED) ## Serve the endpoint on http://127.0.0.1:$(PORT) with a local dev key
-	PORT=$(PORT) $(BIN)/python -m devserver
+# LOCAL_AWS=moto: moto's server stands in for AWS, seeded from tools/settings.local.toml and
+# tests/tools/local_aws_seed.py (docs/configuration.md); unset, tools use your own credentials.
+serve: $(INSTALLED) ## Serve the endpoint on http://127.0.0.1:$(PORT) with a local dev key; LOCAL_AWS=moto: no AWS account
+	PORT=$(PORT) LOCAL_AWS=$(LOCAL_AWS) $(BIN)/python -m devserver
 
 # ALSO="other.json https://..." checks them with the organisation's other endpoints (their
 # saved manifests, or their URLs with a signed GET under $MEDIAN_KEY or KEY_FILE=).
@@ -130,7 +132,8 @@ $(SAM_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
 build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
 	$(SAM) build
 
-validate: $(SAM_INSTALLED) ## sam validate --lint, cfn-lint's serverless rules and Checkov: the templates and .github/
+validate: $(SAM_INSTALLED) ## sam validate --lint, serverless rules, Checkov; a version left stale, Lambda's 256-char and 4 KB limits
+	$(BIN)/python -m scripts.check_template
 	$(SAM) validate --lint
 	$(SAM) validate --lint --template pipeline/oidc-role.yaml
 
@@ -179,12 +182,12 @@ validate-checkov: $(CHECKOV_INSTALLED)
 # scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves. The packages
 # are the lock's (scripts/lock.py, artifact-requirements), every file checked against its hash,
 # with no resolution of their own (--no-deps): the artifact holds exactly the locked versions.
-# tools/settings.local.toml is one machine's configuration, never a deployed function's.
+# tools/settings.local.toml (and its example) stay behind: your machine's values, never deployed.
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(BIN)/python -m handler check
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
-	tar -c --exclude __pycache__ --exclude '*.pyc' --exclude settings.local.toml handler tools | tar -x -C "$(ARTIFACTS_DIR)"
+	tar -c --exclude __pycache__ --exclude '*.pyc' --exclude 'settings.local*.toml' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
 	$(BIN)/python -m scripts.lock artifact-requirements > $(VENV)/artifact-requirements.txt
 	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
 	$(UV_ENV) $(UV) pip install --quiet --python $(BIN)/python --target "$(ARTIFACTS_DIR)" \

@@ -13,6 +13,7 @@ import errno
 import os
 import sys
 
+from devserver import local_aws
 from devserver.curl import example_call, get_command, post_command
 from devserver.dev_key import use_dev_key
 from devserver.reloader import ToolsReloader
@@ -89,6 +90,15 @@ def main() -> int:
             server.server_close()
             return 2
     url = server.url
+    try:
+        moto = local_aws.start() if local_aws.requested() else None
+    except local_aws.LocalAwsError as error:
+        server.server_close()
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if moto is not None:
+        # Before the tools load: their clients, and the handler's, are made pointed at moto.
+        print(moto.summary(), file=sys.stderr)
     # No bytecode written for the tools: a .pyc is trusted by its source's size and mtime in whole
     # seconds, so a same-length edit saved within the second of the last compile would be served stale.
     sys.dont_write_bytecode = True
@@ -116,6 +126,8 @@ def main() -> int:
     finally:
         reloader.stop()
         server.server_close()
+        if moto is not None:
+            moto.stop()
     return 0
 
 

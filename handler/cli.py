@@ -26,6 +26,7 @@ KEY_ENV = "MEDIAN_KEY"
 EVENTS_DIR = "events"
 # What `sam local invoke --env-vars` reads; "Parameters" applies it to every function.
 LOCAL_ENV_FILE = f"{EVENTS_DIR}/env.json"
+FUNCTION_LOGICAL_ID = "MedianToolsFunction"  # template.yaml's function, as sam local names it
 USER_AGENT = "median-tools-cli"
 INPUT_EXAMPLE = """'{"orderNumber":"ORD-1042"}'"""
 KEY_FILE_HELP = f"a file holding the key (default: ${KEY_ENV}, then make serve's dev key)"
@@ -120,20 +121,56 @@ def command_event(arguments: argparse.Namespace) -> int:
 
 
 def command_local_env(arguments: argparse.Namespace) -> int:
-    """Write the --env-vars file for sam local: verify with the dev key, no secret, no idempotency table."""
+    """Write the --env-vars file for sam local: your configuration, the dev key, no secret, no idempotency table.
+
+    Each variable template.yaml declares gets its value as `make serve` would see it (the
+    environment, tools/settings.local.toml, then tools/settings.toml for the stage), and
+    MEDIAN_STAGE the local stage. sam local sets only the variables the template declares:
+    a local value under any other name cannot reach it, and is named on stderr with the fix.
+    """
     from pathlib import Path
 
+    from handler import settings
     from handler.local_key import write_private
     from handler.protocol import DEV_KEY_ENV, IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV
 
+    declared = template_variables(arguments.template)
+    configured = {name: found for name in declared if (found := settings.value(name)) is not None}
+    # The framework's own, whatever the files say: the dev key, no key secret, no idempotency table.
+    fixed = {DEV_KEY_ENV: dev_key(), KEY_SECRET_ENV: "", IDEMPOTENCY_TABLE_ENV: ""}
+    fixed[settings.STAGE_ENV] = settings.stage()
     path = Path(arguments.output)
-    document = {"Parameters": {DEV_KEY_ENV: dev_key(), KEY_SECRET_ENV: "", IDEMPOTENCY_TABLE_ENV: ""}}
+    document = {"Parameters": {**configured, **fixed}}
     try:
         write_private(path, json.dumps(document, indent=2) + "\n")  # it holds the dev key: 0600
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror}") from None
     print(path)
+    unreachable = sorted(set(settings.local_values()) - set(declared))
+    if unreachable:
+        print(
+            f"note: sam local sets only the variables template.yaml declares, so {', '.join(unreachable)} from "
+            f"{settings.LOCAL_SETTINGS_FILE} will not reach the function under `make invoke` or `make start-api` "
+            "(make serve sees them). To pass one, declare it in the function's Environment.Variables with an "
+            'empty value (NAME: ""): a deployed function then still reads tools/settings.toml (docs/configuration.md).',
+            file=sys.stderr,
+        )
     return 0
+
+
+def template_variables(template_file: str | None = None) -> list[str]:
+    """The environment variables the template (template.yaml by default) declares for the function, Globals' too."""
+    # The workspace's template, read by this local command only, with the workspace's own reader:
+    # scripts/ is never in the artifact, and by name keeps it outside mypy's strict package.
+    import importlib
+    from pathlib import Path
+
+    check_template = importlib.import_module("scripts.check_template")
+    sam_settings = importlib.import_module("scripts.sam_settings")
+    path = Path(template_file) if template_file else sam_settings.TEMPLATE
+    template = check_template.Template(sam_settings.load_template(path), {})
+    environment = check_template.function_properties(template, FUNCTION_LOGICAL_ID).get("Environment", {})
+    return [str(name) for name in environment.get("Variables", {})]
 
 
 def _is_loopback(host: str | None) -> bool:
@@ -393,6 +430,7 @@ def parser() -> QuietParser:
     event.set_defaults(run=command_event)
     local_env = commands.add_parser("local-env", help=command_local_env.__doc__)
     local_env.add_argument("--output", default=LOCAL_ENV_FILE, help=f"where to write it (default: {LOCAL_ENV_FILE})")
+    local_env.add_argument("--template", help="the SAM template whose variables to fill (default: template.yaml)")
     local_env.set_defaults(run=command_local_env)
     check = commands.add_parser("check", help=command_check.__doc__)
     check.add_argument(

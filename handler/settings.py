@@ -38,6 +38,8 @@ DEFAULT_STAGE = "default"
 SETTINGS_FILE = "settings.toml"
 LOCAL_SETTINGS_FILE = "settings.local.toml"
 LOCAL_SETTINGS_EXAMPLE_FILE = "settings.local.example.toml"
+# The local file's tables of secrets and SSM parameters for moto's server (docs/configuration.md).
+LOCAL_SEED_TABLES = ("secrets", "parameters")
 
 # What a TOML value may be for a setting: what an environment variable could also carry as text.
 _SCALARS = (str, int, float, bool)
@@ -102,15 +104,20 @@ def _stage_document(path: Path) -> dict[str, Any]:
 
 
 def _local_document(path: Path) -> dict[str, Any]:
-    """settings.local.toml, refusing a table: the file is one machine's, which has no stages."""
+    """settings.local.toml's values, refusing a stage's table: the file is one machine's, which has no stages.
+
+    Its [secrets] and [parameters] tables are not values: they seed moto's server under
+    `make serve LOCAL_AWS=moto` (devserver/local_aws.py), and are left out here.
+    """
     document = _read_toml(path)
-    tables = [name for name, value in document.items() if isinstance(value, dict)]
+    tables = [name for name, value in document.items() if isinstance(value, dict) and name not in LOCAL_SEED_TABLES]
     if tables:
         raise ConfigurationError(
-            f"{shown_path(str(path))}: [{tables[0]}] is a table; this file holds NAME = value lines only, "
-            "which apply to every run on this machine"
+            f"{shown_path(str(path))}: [{tables[0]}] is a table; this file holds NAME = value lines only, which "
+            "apply to every run on this machine (besides the [secrets] and [parameters] tables that seed "
+            "`make serve LOCAL_AWS=moto`)"
         )
-    return document
+    return {name: value for name, value in document.items() if name not in LOCAL_SEED_TABLES}
 
 
 def _table(path: Path, name: str) -> dict[str, Any]:

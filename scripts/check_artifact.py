@@ -5,7 +5,8 @@
 It fails (exit 1, one line per problem) unless the artifact holds handler/ and tools/ and
 the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts into it,
 every compiled module is built for the template's architecture and CPython 3.13, and
-nothing of the workspace (tests, virtualenv, caches, the dev server) came along. It prints
+nothing of the workspace (tests, virtualenv, caches, the dev server,
+tools/settings.local.toml) came along. It prints
 the size either way.
 """
 
@@ -31,6 +32,9 @@ REQUIRED = ("handler/app.py", "tools/__init__.py", "handler/manifest.json")
 # The workspace's own directories: none belongs in the function.
 WORKSPACE_ONLY = ("tests", ".venv", "devserver", "events", "scripts", ".aws-sam", ".git")
 CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")
+# A machine's own configuration values (docs/configuration.md): a deployed function ignores
+# them, but they may hold a developer's dummy secrets or internal URLs, and never ship.
+LOCAL_ONLY_FILES = ("settings.local.toml",)
 PYTHON_TAG = "cpython-313"
 # ELF e_machine values: what a shared object was compiled for.
 ELF_MACHINES = {183: "aarch64", 62: "x86_64"}
@@ -121,6 +125,11 @@ def stray_problems(artifact: Path) -> list[str]:
     problems = [f"{name}/ is in the artifact" for name in WORKSPACE_ONLY if (artifact / name).exists()]
     # The dev server's own, stricter look: its files anywhere, and anything naming the inspector's route.
     problems += [f"{part} is part of the local dev server" for part in dev_server_parts_in(artifact)]
+    problems += [
+        f"{path.relative_to(artifact)} is in the artifact: a machine's local values, which the build must leave behind"
+        for name in LOCAL_ONLY_FILES
+        for path in artifact.rglob(name)
+    ]
     for cache in CACHES:
         problems += [f"{path.relative_to(artifact)} is in the artifact" for path in artifact.rglob(cache)]
     # Bytecode the runtime's Python made (scripts/compile_artifact.py) spares every cold start a

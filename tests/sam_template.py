@@ -140,32 +140,36 @@ def parameter_values(template: dict[str, Any], overrides: dict[str, Any]) -> dic
     return {**defaults, **REQUIRED_PARAMETERS, **{name: str(value) for name, value in overrides.items()}}
 
 
-def translated(**overrides: Any) -> Stack:
-    """The template as SAM translates it for these parameter values (the others at their defaults)."""
-    template = load_template()
+# Where `sam deploy` uploads the artifact: its key is the zip's MD5, so changed code is a new key.
+CODE_URI = "s3://artifacts/median-tools.zip"
+
+
+def translated(template: dict[str, Any] | None = None, *, code_uri: str = CODE_URI, **overrides: Any) -> Stack:
+    """The template (template.yaml unless given) as SAM translates it for these parameter values (others: defaults)."""
+    template = load_template() if template is None else template
     parameters = parameter_values(template, overrides)
-    output = _translate(template, tuple(sorted(parameters.items())))
+    output = _translate(template, tuple(sorted(parameters.items())), code_uri)
     return Stack(copy.deepcopy(output), {**parameters, **PSEUDO_PARAMETERS})
 
 
 @functools.cache
-def _translate_cached(source: str, parameters: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+def _translate_cached(source: str, parameters: tuple[tuple[str, Any], ...], code_uri: str) -> dict[str, Any]:
     import boto3
     from samtranslator.parser.parser import Parser
     from samtranslator.translator.translator import Translator
 
     template = json.loads(source)
     # `sam deploy` uploads CodeUri and puts its S3 location here before the transform runs.
-    template["Resources"]["MedianToolsFunction"]["Properties"]["CodeUri"] = "s3://artifacts/median-tools.zip"
+    template["Resources"]["MedianToolsFunction"]["Properties"]["CodeUri"] = code_uri
     # A session only to tell the translator the region: it makes no call.
     translator = Translator(None, Parser(), boto_session=boto3.session.Session(region_name=REGION))
     output: dict[str, Any] = translator.translate(template, dict(parameters), get_managed_policy_map=dict)
     return output
 
 
-def _translate(template: dict[str, Any], parameters: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+def _translate(template: dict[str, Any], parameters: tuple[tuple[str, Any], ...], code_uri: str) -> dict[str, Any]:
     # Keyed by the template's text as well, so a test that reads it twice sees one translation.
-    return _translate_cached(json.dumps(template, sort_keys=True), parameters)
+    return _translate_cached(json.dumps(template, sort_keys=True), parameters, code_uri)
 
 
 def template_parameters() -> dict[str, dict[str, Any]]:

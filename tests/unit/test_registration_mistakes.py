@@ -246,11 +246,16 @@ def test_get_answers_500_invalid_manifest_with_the_line(
     assert "Traceback" not in logs.text()
 
 
+# The token make serve would print: without it the inspector's API answers nothing.
+INSPECTOR_TOKEN = "the-token-make-serve-printed"
+
+
 def test_the_inspector_shows_the_line(authors_package: AuthorsPackage, mistake: str) -> None:
     # GIVEN served tools with the mistake
     # WHEN the inspector page asks for the manifest
     with dev_key(TEST_KEY):
-        reply = route("GET", "/_inspector/api/manifest", {"host": "127.0.0.1:3000"}, b"", port=3000)
+        headers = {"host": "127.0.0.1:3000", "x-inspector-token": INSPECTOR_TOKEN}
+        reply = route("GET", "/_inspector/api/manifest", headers, b"", port=3000, token=INSPECTOR_TOKEN)
     # THEN it gets GET's code and the line to show
     error = json.loads(reply.body)["error"]
     assert (reply.status, error["code"], error["lines"]) == (500, "invalid_manifest", [mistake])

@@ -1,0 +1,341 @@
+"""What CloudFormation would accept but deploy wrong, or refuse only mid-deploy: `make validate` runs it.
+
+    python -m scripts.check_template [template.yaml]
+
+For each function that publishes versions behind an alias (AutoPublishAlias), it fails (exit
+1, one paragraph per problem, each naming the parameter and the fix) when:
+
+- a Parameter reaches the function's versioned properties (an environment variable, a layer,
+  memory, anything a version keeps) but not its VersionDescription. SAM names the version by a
+  hash of the properties as written, with the parameter still a `!Ref`, so a changed value
+  alone updates the function and publishes no version: `live` keeps the old configuration,
+  and nothing says so. A parameter in VersionDescription replaces the version when it changes.
+- VersionDescription could exceed Lambda's 256 characters, counting each parameter at its
+  longest allowed value (its AllowedValues, MaxLength, or MinValue/MaxValue). A parameter with
+  none of them is unbounded: it is counted at its longest known value (its default, or a
+  samconfig.toml override) and reported, since CloudFormation would accept a longer one.
+- its environment variables could exceed Lambda's 4 KB (keys and values, counted the same way).
+
+cfn-lint (`sam validate --lint`, the rest of `make validate`) already checks the template's
+size and its counts of parameters, resources and outputs, but not these: it takes a
+parameter's value as unknown, so neither limit is checked where a parameter is involved.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scripts.sam_settings import SAMCONFIG, TEMPLATE, load_template, parameter_overrides
+
+VERSION_DESCRIPTION_LIMIT = 256  # Lambda's limit on a version's description
+ENVIRONMENT_LIMIT = 4096  # Lambda's limit on a function's variables, names and values together
+# Properties a published version does not keep: they belong to the function, its alias, its role
+# or its triggers, and apply to every version at once. A parameter only here needs no new version.
+UNVERSIONED_PROPERTIES = frozenset(
+    {
+        "AutoPublishAlias",
+        "AutoPublishAliasAllProperties",
+        "AutoPublishCodeSha256",
+        "DeploymentPreference",
+        "Description",
+        "EventInvokeConfig",
+        "Events",
+        "FunctionUrlConfig",
+        "PermissionsBoundary",
+        "Policies",
+        "ProvisionedConcurrencyConfig",
+        "ReservedConcurrentExecutions",
+        "Tags",
+        "VersionDescription",
+    }
+)
+# The longest value of each pseudo parameter (a stack name is at most 128 characters).
+PSEUDO_PARAMETER_LENGTHS = {
+    "AWS::AccountId": 12,
+    "AWS::Region": 14,
+    "AWS::Partition": 10,
+    "AWS::StackName": 128,
+    "AWS::StackId": 128 + 100,
+    "AWS::URLSuffix": 16,
+    "AWS::NotificationARNs": 0,
+    "AWS::NoValue": 0,
+}
+# A resource's name or ARN, which no parameter bounds: what most services allow a name, and an ARN around it.
+RESOURCE_NAME_LENGTH = 255
+RESOURCE_ARN_LENGTH = 320
+_SUB_VARIABLE = re.compile(r"\$\{([^}!][^}]*)\}")
+_HOW_TO_BOUND = "MaxLength: N (a String), MaxValue: N (a Number) or AllowedValues"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding: what is wrong, and the fix, in words a person acts on."""
+
+    subject: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"template.yaml: {self.subject}: {self.message}"
+
+
+@dataclass
+class Template:
+    document: dict[str, Any]
+    # Values a deploy is known to pass, beyond the defaults: samconfig.toml's overrides.
+    known_values: dict[str, list[str]]
+
+    @property
+    def parameters(self) -> dict[str, dict[str, Any]]:
+        parameters: dict[str, dict[str, Any]] = self.document.get("Parameters", {})
+        return parameters
+
+    @property
+    def conditions(self) -> dict[str, Any]:
+        conditions: dict[str, Any] = self.document.get("Conditions", {})
+        return conditions
+
+    def parameters_in(self, value: Any, seen_conditions: frozenset[str] = frozenset()) -> set[str]:
+        """The template parameters a value depends on, through Ref, Sub and the conditions of If."""
+        found: set[str] = set()
+        if isinstance(value, list):
+            for item in value:
+                found |= self.parameters_in(item, seen_conditions)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if key == "Ref" and item in self.parameters:
+                    found.add(item)
+                elif key == "Fn::Sub":
+                    text, variables = (item, {}) if isinstance(item, str) else (item[0], item[1])
+                    found |= {name for name in _SUB_VARIABLE.findall(text) if name in self.parameters}
+                    found |= self.parameters_in(variables, seen_conditions)
+                elif key == "Fn::If":
+                    found |= self.condition_parameters(item[0], seen_conditions)
+                    found |= self.parameters_in(item[1:], seen_conditions)
+                elif key == "Condition" and isinstance(item, str):
+                    found |= self.condition_parameters(item, seen_conditions)
+                else:
+                    found |= self.parameters_in(item, seen_conditions)
+        return found
+
+    def condition_parameters(self, name: str, seen: frozenset[str]) -> set[str]:
+        if name in seen or name not in self.conditions:
+            return set()
+        return self.parameters_in(self.conditions[name], seen | {name})
+
+    def longest(self, name: str) -> tuple[int, bool]:
+        """A parameter's longest value, and whether CloudFormation holds it to that."""
+        spec = self.parameters[name]
+        if "AllowedValues" in spec:
+            return max(len(str(value)) for value in spec["AllowedValues"]), True
+        if "MaxLength" in spec:
+            return int(spec["MaxLength"]), True
+        if spec.get("Type") == "Number" and "MaxValue" in spec:
+            bounds = [spec["MaxValue"], spec.get("MinValue", spec["MaxValue"])]
+            return max(len(str(bound)) for bound in bounds), True
+        known = [str(spec.get("Default", "")), *self.known_values.get(name, [])]
+        return max(len(value) for value in known), False
+
+    def longest_text(self, value: Any) -> int | None:
+        """The longest string a property's value can become; None where it is not a string at all."""
+        if isinstance(value, str | int | float | bool):
+            return len(str(value).lower() if isinstance(value, bool) else str(value))
+        if not isinstance(value, dict) or len(value) != 1:
+            return None
+        ((function, argument),) = value.items()
+        if function == "Ref":
+            if argument in self.parameters:
+                return self.longest(argument)[0]
+            return PSEUDO_PARAMETER_LENGTHS.get(argument, RESOURCE_NAME_LENGTH)
+        if function == "Fn::GetAtt":
+            return RESOURCE_ARN_LENGTH
+        if function == "Fn::If":
+            branches = [self.longest_text(branch) for branch in argument[1:]]
+            return max((length or 0) for length in branches)
+        if function == "Fn::Sub":
+            return self._longest_sub(argument)
+        if function == "Fn::Join":
+            separator, items = argument
+            if not isinstance(items, list):
+                return None
+            lengths = [self.longest_text(item) or 0 for item in items]
+            return sum(lengths) + len(separator) * max(len(lengths) - 1, 0)
+        return RESOURCE_NAME_LENGTH  # another function (FindInMap, Select, ImportValue): a name's length
+
+    def _longest_sub(self, argument: Any) -> int:
+        text, variables = (argument, {}) if isinstance(argument, str) else (argument[0], argument[1])
+
+        def length_of(name: str) -> int:
+            if name in variables:
+                return self.longest_text(variables[name]) or 0
+            if name in self.parameters:
+                return self.longest(name)[0]
+            if name in PSEUDO_PARAMETER_LENGTHS:
+                return PSEUDO_PARAMETER_LENGTHS[name]
+            return RESOURCE_ARN_LENGTH if "." in name else RESOURCE_NAME_LENGTH
+
+        literal = _SUB_VARIABLE.sub("", text).replace("${!", "${")
+        return len(literal) + sum(length_of(name) for name in _SUB_VARIABLE.findall(text))
+
+
+def function_properties(template: Template, name: str) -> dict[str, Any]:
+    """A function's properties as SAM sees them: the template's Globals, then its own (environment merged)."""
+    globals_ = template.document.get("Globals", {}).get("Function", {})
+    own = template.document["Resources"][name].get("Properties", {})
+    merged = {**globals_, **own}
+    variables = {
+        **globals_.get("Environment", {}).get("Variables", {}),
+        **own.get("Environment", {}).get("Variables", {}),
+    }
+    if variables:
+        merged["Environment"] = {"Variables": variables}
+    return merged
+
+
+def stale_parameters(template: Template, name: str, properties: dict[str, Any]) -> list[Problem]:
+    in_description = template.parameters_in(properties.get("VersionDescription"))
+    problems = []
+    for property_name, value in sorted(properties.items()):
+        if property_name in UNVERSIONED_PROPERTIES:
+            continue
+        for parameter in sorted(template.parameters_in(value) - in_description):
+            where = property_name
+            if property_name == "Environment":
+                variables = value.get("Variables", {})
+                named = [key for key, each in variables.items() if parameter in template.parameters_in(each)]
+                where = ", ".join(f"Environment variable {key}" for key in named) or property_name
+            problems.append(
+                Problem(
+                    f"{name}: Parameter {parameter}",
+                    f"reaches the function ({where}) but not its VersionDescription. A changed value "
+                    "would update the function and publish no version, so `live` would keep the old "
+                    f"configuration without a word. Fix: add ${{{parameter}}} to {name}'s VersionDescription; "
+                    "or, for your own configuration, drop the parameter and put the value in "
+                    "tools/settings.toml, which ships with the code (docs/configuration.md).",
+                )
+            )
+            in_description.add(parameter)  # one finding per parameter, at its first property
+    return problems
+
+
+def _unbounded(template: Template, parameters: set[str]) -> list[str]:
+    return sorted(parameter for parameter in parameters if not template.longest(parameter)[1])
+
+
+def description_length(template: Template, name: str, properties: dict[str, Any]) -> list[Problem]:
+    description = properties.get("VersionDescription")
+    if description is None:
+        return []
+    longest = template.longest_text(description) or 0
+    parameters = template.parameters_in(description)
+    problems = [
+        Problem(
+            f"{name}: Parameter {parameter}",
+            f"is in VersionDescription with no bound, so a deploy could pass a value that makes the "
+            f"description longer than Lambda's {VERSION_DESCRIPTION_LIMIT} characters, and fail only then. "
+            f"Fix: bound it with {_HOW_TO_BOUND} (counted meanwhile at its longest known value, "
+            f"{template.longest(parameter)[0]} characters).",
+        )
+        for parameter in _unbounded(template, parameters)
+    ]
+    if longest > VERSION_DESCRIPTION_LIMIT:
+        widest = sorted(parameters, key=lambda parameter: -template.longest(parameter)[0])[:3]
+        shares = ", ".join(f"{parameter} up to {template.longest(parameter)[0]}" for parameter in widest)
+        problems.append(
+            Problem(
+                f"{name}: VersionDescription",
+                f"can reach {longest} characters with the longest values its parameters allow "
+                f"(the longest: {shares}), over Lambda's {VERSION_DESCRIPTION_LIMIT}: a deploy with such "
+                "values would fail. Fix: lower those parameters' MaxLength (or MaxValue, AllowedValues), "
+                "or move your own values out of the template into tools/settings.toml, which needs no room "
+                "here (docs/configuration.md).",
+            )
+        )
+    return problems
+
+
+def environment_size(template: Template, name: str, properties: dict[str, Any]) -> list[Problem]:
+    variables: dict[str, Any] = properties.get("Environment", {}).get("Variables", {})
+    sizes = {key: len(key) + (template.longest_text(value) or 0) for key, value in variables.items()}
+    total = sum(sizes.values())
+    if total <= ENVIRONMENT_LIMIT:
+        return []
+    widest = sorted(sizes, key=lambda key: -sizes[key])[:3]
+    shares = ", ".join(f"{key} up to {sizes[key]}" for key in widest)
+    return [
+        Problem(
+            f"{name}: Environment",
+            f"its variables can reach {total:,} bytes (names and longest allowed values; the largest: "
+            f"{shares}), over Lambda's {ENVIRONMENT_LIMIT:,}: a deploy with such values would fail. Fix: "
+            "lower the MaxLength of the parameters they hold, or keep large values in tools/settings.toml "
+            "(read from the code, not the environment) or in SSM Parameter Store (docs/configuration.md).",
+        )
+    ]
+
+
+def published_functions(template: Template) -> list[str]:
+    resources: dict[str, dict[str, Any]] = template.document.get("Resources", {})
+    return [
+        name
+        for name, resource in resources.items()
+        if resource.get("Type") == "AWS::Serverless::Function" and "AutoPublishAlias" in resource.get("Properties", {})
+    ]
+
+
+def known_values(samconfig: Path) -> dict[str, list[str]]:
+    """Every value samconfig.toml's config-envs pass for each parameter, on any command."""
+    import tomllib
+
+    try:
+        document = tomllib.loads(samconfig.read_text(encoding="utf-8"))
+    except (FileNotFoundError, tomllib.TOMLDecodeError):
+        return {}
+    values: dict[str, list[str]] = {}
+    for environment in document.values():
+        if not isinstance(environment, dict):
+            continue
+        for command in environment.values():
+            config = command.get("parameters", {}) if isinstance(command, dict) else {}
+            for parameter, value in parameter_overrides(config).items():
+                values.setdefault(parameter, []).append(value)
+    return values
+
+
+def check(document: dict[str, Any], samconfig: Path = SAMCONFIG) -> list[Problem]:
+    template = Template(document, known_values(samconfig))
+    problems = []
+    for name in published_functions(template):
+        properties = function_properties(template, name)
+        problems += stale_parameters(template, name, properties)
+        problems += description_length(template, name, properties)
+        problems += environment_size(template, name, properties)
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    path = Path(argv[0]) if argv else TEMPLATE
+    problems = check(load_template(path), SAMCONFIG if path == TEMPLATE else path.parent / SAMCONFIG.name)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(
+            f"{len(problems)} problem(s) in {path.name}: a deploy would fail, or leave `live` stale.", file=sys.stderr
+        )
+        return 1
+    template = Template(load_template(path), {})
+    for name in published_functions(template):
+        properties = function_properties(template, name)
+        longest = template.longest_text(properties.get("VersionDescription")) or 0
+        print(
+            f"OK: {path.name}: {name}: every parameter its versions keep is in its VersionDescription, at most "
+            f"{longest} of Lambda's {VERSION_DESCRIPTION_LIMIT} characters ({VERSION_DESCRIPTION_LIMIT - longest} "
+            f"to spare); its variables within {ENVIRONMENT_LIMIT:,} bytes."
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
