@@ -248,7 +248,7 @@ def _build() -> tuple[dict[str, object], list[Problem | str]]:
     """The manifest and its problems: each rule it breaks, or each `file:line: what` of a module that won't import."""
     from handler.manifest import build_manifest
     from handler.registry import ToolLoadError, load_tools
-    from handler.settings import problems_in_stages, reading_deferred_while, settings_taken
+    from handler.settings import names_by_setting, problems_in_stages, reading_deferred_while, settings_taken
 
     # A build machine has no stage and no local file: the tools' Settings are held against every
     # stage table of settings.toml instead of this process's configuration.
@@ -258,7 +258,10 @@ def _build() -> tuple[dict[str, object], list[Problem | str]]:
     except ToolLoadError as failed:
         return {}, list(failed.lines)
     manifest, problems = build_manifest(registry)
-    return manifest, [*problems, *problems_in_stages(settings_taken(registry.tools), local=True)]
+    configuration = problems_in_stages(
+        settings_taken(registry.tools), local=True, names=names_by_setting(registry.tools)
+    )
+    return manifest, [*problems, *configuration]
 
 
 def command_check(arguments: argparse.Namespace) -> int:

@@ -346,9 +346,9 @@ def run_tool(tool: Tool, args: BaseModel, ctx: ToolContext) -> Answer:
         kwargs[tool.context_parameter] = ctx
     started = time.perf_counter()
     with tool_segment(tool.name):
-        answer = (tool.dependencies and _with_dependencies(tool, kwargs, ctx)) or _run(
-            f"Tool {tool.name}", tool.function, kwargs, ctx, tool.is_async
-        )
+        # The answer instead of the tool's, when what it takes cannot be had: it does not run.
+        instead = _with_dependencies(tool, kwargs, ctx) if tool.dependencies else None
+        answer = instead or _run(f"Tool {tool.name}", tool.function, kwargs, ctx, tool.is_async)
     record_tool_run(tool.name, _outcome_metric(answer), (time.perf_counter() - started) * 1000)
     return answer
 

@@ -119,13 +119,6 @@ class KeptReads:
         self.unavailable = unavailable
         self.states: dict[str, KeptRead] = {}
 
-    def fresh(self, name: str) -> str | None:
-        """The value read for `name`, if it is within its cache lifetime."""
-        state = self.states.get(name)
-        if state is not None and state.value is not None and self.clock() < state.expires:
-            return state.value
-        return None
-
     def get(
         self,
         name: str,

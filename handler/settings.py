@@ -331,7 +331,29 @@ def forget_configuration() -> None:
     _instances.clear()
 
 
-def problems_in_stages(classes: Iterable[type[Settings]], *, local: bool = False) -> list[ConfigurationProblem]:
+class NamedBySetting(NamedTuple):
+    """A secret's or parameter's name that a variable holds: `Secret(setting="CARRIER_TOKEN_SECRET")`."""
+
+    variable: str
+    what: str  # "parcel_eta's secret"
+    location: str  # where the tool is declared: "tools/parcels.py:40"
+
+
+def names_by_setting(tools: Iterable[Tool]) -> list[NamedBySetting]:
+    """Each variable that names a tool's secret or parameter."""
+    from handler.dependencies import Dependency
+
+    return [
+        NamedBySetting(dependency.setting, f"{each.function.__name__}'s {dependency.kind}", each.location)
+        for each in tools
+        for _, dependency in each.dependencies
+        if isinstance(dependency, Dependency) and dependency.setting is not None
+    ]
+
+
+def problems_in_stages(
+    classes: Iterable[type[Settings]], *, local: bool = False, names: Iterable[NamedBySetting] = ()
+) -> list[ConfigurationProblem]:
     """`<Settings class file:line>: stage <name>: <what is wrong>` for every deployable stage and each class used.
 
     The stages are the tables of settings.toml other than [default], each over [default]; with
@@ -339,8 +361,8 @@ def problems_in_stages(classes: Iterable[type[Settings]], *, local: bool = False
     With `local`, and a local file present, also what this machine's runs would read
     (make serve, the tests): the environment, the local file, then $MEDIAN_STAGE's table.
     """
-    classes = list(classes)
-    if not classes:
+    classes, names = list(classes), list(names)
+    if not classes and not names:
         return []
     try:
         tables = stage_tables()
@@ -360,4 +382,16 @@ def problems_in_stages(classes: Iterable[type[Settings]], *, local: bool = False
                 settings_class._read(None)
             except ConfigurationError as error:
                 problems.append(ConfigurationProblem(f"{settings_class.location()}: on this machine: {error}"))
+    directory = settings_directory()
+    file = shown_path(str(directory / SETTINGS_FILE)) if directory else SETTINGS_FILE
+    for named in names:
+        for each in stages:
+            if find(named.variable, for_stage=each) is None:
+                where = f"[{each}]" + (f" or [{DEFAULT_STAGE}]" if each != DEFAULT_STAGE else "")
+                problems.append(
+                    ConfigurationProblem(
+                        f"{named.location}: stage {each}: {named.variable} is not set, so {named.what}'s name is "
+                        f"unknown: add `{named.variable} = ...` to {file} {where}"
+                    )
+                )
     return problems

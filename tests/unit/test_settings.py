@@ -382,3 +382,41 @@ def test_check_fails_on_a_stage_without_its_value_and_says_it_is_configuration(
     assert lines[0].startswith(f"{THIS_FILE}:{CARRIER_SETTINGS_LINE}: stage production: CarrierSettings cannot be read")
     assert "CARRIER_BASE_URL is not set for stage production" in lines[0]
     assert lines[1:] == ["1 configuration problem(s): the tools would fail to start where each applies."]
+
+
+def test_check_holds_every_stage_to_the_setting_that_names_a_secret(
+    folder: ToolsFolder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a secret named by a setting that staging sets and production does not
+    folder.write("settings.toml", "[staging]\nCARRIER_TOKEN_SECRET = 'median-tools-staging/token'\n[production]\n")
+    folder.write(
+        "parcels.py",
+        """
+        from pydantic import BaseModel
+
+        from handler import Secret, tool
+
+
+        class ParcelInput(BaseModel):
+            parcel: str
+
+
+        @tool(risk="low")
+        def parcel_eta(args: ParcelInput, token: str = Secret(setting="CARRIER_TOKEN_SECRET")) -> dict:
+            \"\"\"Ask the carrier when a parcel arrives.\"\"\"
+            return {}
+        """,
+    )
+    from handler.cli import main
+
+    # WHEN `python -m handler check` runs
+    code = main(["check"])
+    # THEN production's missing name is one line at the tool's declaration, with the fix
+    assert code == 1
+    [line, summary] = capsys.readouterr().err.splitlines()
+    assert line.endswith(
+        "parcels.py:11: stage production: CARRIER_TOKEN_SECRET is not set, so parcel_eta's secret's name is "
+        f"unknown: add `CARRIER_TOKEN_SECRET = ...` to {shown_path(str(folder.directory / 'settings.toml'))} "
+        "[production] or [default]"
+    )
+    assert summary == "1 configuration problem(s): the tools would fail to start where each applies."
