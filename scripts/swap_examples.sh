@@ -29,6 +29,11 @@ trap cleanup EXIT
 step() { printf '\n--- swap-check: %s\n' "$*" >&2; }
 in_copy() { make --no-print-directory -C "$copy" "$@"; }
 
+# The SAM CLI's venv, installed here first: made through the copy's link, its scripts would
+# name the copy's path as their interpreter, and stop working once the copy is gone.
+step "the SAM CLI, installed in $root"
+make --no-print-directory -C "$root" VENV="${VENV:-.venv}" "${VENV:-.venv}/sam-cli/.installed" >/dev/null
+
 step "copy the repository to $copy"
 # What a clone has, with your changes and new files: nothing git ignores (virtualenvs, builds,
 # caches, the dev key). tar keeps modification times, so the copy's pyproject.toml is no newer
