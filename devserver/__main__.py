@@ -80,8 +80,14 @@ def _stage_line() -> str | None:
     this line `MEDIAN_STAGE=stagging make serve` would look like staging and serve [default]'s values.
     """
     from handler.registry import shown_path
-    from handler.settings import DEFAULT_STAGE, SETTINGS_FILE, ConfigurationError, settings_directory, stage
-    from handler.settings import stage_tables
+    from handler.settings import (
+        DEFAULT_STAGE,
+        SETTINGS_FILE,
+        ConfigurationError,
+        settings_directory,
+        stage,
+        stage_tables,
+    )
 
     current = stage()
     directory = settings_directory()
