@@ -245,7 +245,8 @@ def _check_dependencies(function: Callable[..., Any], dependencies: tuple[tuple[
 
             unresolved = unresolved_annotation(dependency)
             if unresolved is not None:
-                raise ToolDefinitionError(unresolved[0], f"{unresolved[1]} (taken by {_named(function)})")
+                place = unresolved[0] or _declared_at(function)
+                raise ToolDefinitionError(place, f"{unresolved[1]} (taken by {_named(function)})")
         if reading_deferred():
             continue
         try:
