@@ -60,7 +60,7 @@ audit: $(UV_INSTALLED) ## Audit every version in uv.lock against known vulnerabi
 test: $(INSTALLED) ## Run the whole test suite
 	$(BIN)/python -m pytest
 
-# The inner loop while writing a tool: the framework's own ~1,100 tests are `make test`'s.
+# The inner loop while writing a tool: the framework's own ~1,500 tests are `make test`'s.
 test-tools: $(INSTALLED) ## Run only your tools' tests, tests/tools/ (seconds; make test runs everything)
 	$(BIN)/python -m pytest tests/tools
 

@@ -73,6 +73,39 @@ def _listening(port: int) -> DevServer | None:
         return None
 
 
+def _stage_line() -> str | None:
+    """Which table of settings.toml the tools read, when $MEDIAN_STAGE names a stage; a warning if it names none.
+
+    A misspelt stage is no error to the settings (a stage without a table reads [default]), so without
+    this line `MEDIAN_STAGE=stagging make serve` would look like staging and serve [default]'s values.
+    """
+    from handler.registry import shown_path
+    from handler.settings import (
+        DEFAULT_STAGE,
+        SETTINGS_FILE,
+        ConfigurationError,
+        settings_directory,
+        stage,
+        stage_tables,
+    )
+
+    current = stage()
+    directory = settings_directory()
+    if current == DEFAULT_STAGE or directory is None:
+        return None
+    try:
+        tables = stage_tables()
+    except ConfigurationError:
+        return None  # the file itself is broken: loading the tools says so, at once
+    file = shown_path(str(directory / SETTINGS_FILE))
+    if current in tables:
+        return f"Stage {current}: the tools read {file} [{current}], then [{DEFAULT_STAGE}]."
+    return (
+        f"warning: MEDIAN_STAGE={current} names no table of {file} (it has {', '.join(tables) or 'none'}), "
+        f"so the tools read [{DEFAULT_STAGE}] alone: check its spelling, or add a [{current}] table."
+    )
+
+
 def main() -> int:
     port = _port()
     if port is None:
@@ -99,6 +132,9 @@ def main() -> int:
     if moto is not None:
         # Before the tools load: their clients, and the handler's, are made pointed at moto.
         print(moto.summary(), file=sys.stderr)
+    stage_line = _stage_line()
+    if stage_line is not None:
+        print(stage_line, file=sys.stderr)
     # No bytecode written for the tools: a .pyc is trusted by its source's size and mtime in whole
     # seconds, so a same-length edit saved within the second of the last compile would be served stale.
     sys.dont_write_bytecode = True

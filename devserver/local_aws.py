@@ -75,11 +75,14 @@ class LocalAws:
 
     def summary(self) -> str:
         lines = [f"Local AWS: moto's server on {self.endpoint} (AWS_ENDPOINT_URL); no AWS account is used."]
-        lines += [f"  seeded {each}" for each in self.seeded] or [
-            f"  nothing seeded: name secrets in tools/{LOCAL_SETTINGS_FILE} [secrets], make tables in "
-            f"{DEFAULT_SEED.as_posix()} seed() (docs/configuration.md)"
-        ]
+        lines += [f"  seeded {each}" for each in self.seeded]
         lines += [f"  seed failed: {problem}" for problem in self.problems]
+        if not lines[1:]:
+            # Only when there was nothing to seed: beside a failed seed, it would contradict it.
+            lines.append(
+                f"  nothing seeded: name secrets in tools/{LOCAL_SETTINGS_FILE} [secrets], make tables in "
+                f"{DEFAULT_SEED.as_posix()} seed() (docs/configuration.md)"
+            )
         return "\n".join(lines)
 
 

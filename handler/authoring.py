@@ -237,6 +237,16 @@ def _check_dependencies(function: Callable[..., Any], dependencies: tuple[tuple[
                     f"so the {dependency.kind}'s name is unknown: {where_to_set(dependency.setting)}",
                 )
             continue
+        if not dependency.__pydantic_complete__:
+            # A misspelt type in a Settings field, under postponed annotations, would otherwise
+            # surface as pydantic's "not fully defined; call model_rebuild()" at this decorator:
+            # advice meant for pydantic's own users, at a line that is not the mistake's.
+            from handler.registration import unresolved_annotation
+
+            unresolved = unresolved_annotation(dependency)
+            if unresolved is not None:
+                place = unresolved[0] or _declared_at(function)
+                raise ToolDefinitionError(place, f"{unresolved[1]} (taken by {_named(function)})")
         if reading_deferred():
             continue
         try:

@@ -63,6 +63,13 @@ def _model_problem(tool: Tool) -> str | None:
 
 def _undefined_annotation(model: type[BaseModel]) -> str | None:
     """The line of a field whose postponed annotation names nothing, if that is why the model is unfinished."""
+    found = unresolved_annotation(model)
+    return f"{found[0]}: {found[1]}" if found is not None else None
+
+
+def unresolved_annotation(model: type[BaseModel]) -> tuple[str, str] | None:
+    """(file:line, what is wrong) of a field whose postponed annotation names nothing, if that leaves
+    the model unfinished. A tool's Settings class is held to it too (handler/authoring.py)."""
     for cls in _authored_models(model):
         if cls.__pydantic_complete__:
             continue
@@ -77,8 +84,9 @@ def _undefined_annotation(model: type[BaseModel]) -> str | None:
             place = _field_line(declaring, field) if field else _class_line(cls)
             where = f"{declaring.__name__}.{field}" if field else cls.__name__
             return (
-                f"{place}: {where}: the annotation names {name!r}, which is not defined or imported "
-                "in this module; fix its spelling, or import it"
+                place,
+                f"{where}: the annotation names {name!r}, which is not defined or imported "
+                "in this module; fix its spelling, or import it",
             )
         except Exception:  # noqa: S112 - another reason; the schema's own failure names it
             continue

@@ -149,6 +149,18 @@ def test_a_seed_hook_that_fails_is_named_at_its_line_and_the_server_serves_regar
     assert status == 500, answer
 
 
+def test_a_seed_hook_that_fails_alone_is_not_called_nothing_to_seed(project: Path, tmp_path: Path) -> None:
+    # GIVEN a seed hook that fails on its fifth line, and no local file to seed from
+    write(project / "tests" / "tools" / "local_aws_seed.py", "import boto3\n\n\ndef seed() -> None:\n    1 / 0\n")
+    (project / "tools" / "settings.local.toml").unlink()
+    # WHEN make serve starts with LOCAL_AWS=moto
+    with running_devserver(tmp_path, cwd=project, tools_package=None, env={"LOCAL_AWS": "moto"}) as srv:
+        startup = srv.output()
+    # THEN the terminal names the hook's failure, and does not also tell the user to write the hook they wrote
+    assert "seed failed: tests/tools/local_aws_seed.py:5: ZeroDivisionError: division by zero" in startup
+    assert "nothing seeded" not in startup
+
+
 @pytest.mark.parametrize("value", ["", "off", "moto", "MOTO"])
 def test_local_aws_takes_moto_or_nothing(value: str) -> None:
     # GIVEN LOCAL_AWS unset, switched off, or asking for moto

@@ -59,6 +59,26 @@ class RefundInput(BaseModel):
         "RefundInput.amountCents: the annotation names 'itn', which is not defined or imported in this module; "
         "fix its spelling, or import it",
     ),
+    "a misspelt type in a Settings field, postponed": (
+        POSTPONED
+        + IMPORTS
+        + """
+from handler import Settings
+class RefundInput(BaseModel):
+    orderNumber: str = Field(description="The order number.")
+class RefundSettings(Settings):
+    refund_limit_cents: itn = 5000
+
+
+@tool(risk="high")
+def refund(args: RefundInput, settings: RefundSettings) -> dict[str, object]:
+    \"\"\"Refund an order.\"\"\"
+    return {}
+""",
+        "refund_limit_cents: itn",
+        "RefundSettings.refund_limit_cents: the annotation names 'itn', which is not defined or imported in this "
+        "module; fix its spelling, or import it (taken by refund)",
+    ),
     "a misspelt field type, not postponed": (
         IMPORTS
         + """
