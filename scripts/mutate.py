@@ -1,0 +1,249 @@
+"""`make mutate`: mutation testing (mutmut) on the modules that guard signatures, money and sync.
+
+Each module is mutated alone and tried against only the tests that guard it, in a copy of this
+checkout of its own (.mutmut/<module>/): mutmut reads one [tool.mutmut] table from the
+pyproject.toml in the directory it runs in, and a copy per module lets each have its own
+selection without touching the checkout's pyproject.toml.
+
+A mutant that survives counts as equivalent only when scripts/equivalent_mutants.toml names it,
+with the line mutmut wrote and the reason it cannot change behaviour. An entry whose line no
+longer matches (the code changed under it) no longer counts: the mutant is a survivor again,
+and the table says the entry is stale.
+
+    python -m scripts.mutate [MODULE ...]   # e.g. signature whole_numbers; all when none given
+
+Prints a table per module and writes it to .mutmut/table.md; exits 1 when a module is below
+the bar (REQUIRED_SCORE), so the weekly workflow fails where the suite has lost its teeth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import TextIO
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".mutmut"
+EQUIVALENTS = ROOT / "scripts" / "equivalent_mutants.toml"
+REQUIRED_SCORE = 0.90
+
+# Each module, and the narrowest tests that guard it: mutmut first runs them all to learn which
+# test reaches which function, then runs for each mutant only the tests that reach it.
+GUARDS: dict[str, list[str]] = {
+    "signature": [
+        "tests/unit/test_signature.py",
+        "tests/unit/test_signature_refusal_texts.py",
+        "tests/unit/test_request_headers.py",
+        "tests/integration/test_signature_401.py",
+    ],
+    "whole_numbers": [
+        "tests/unit/test_whole_numbers.py",
+    ],
+    "rules": [
+        "tests/unit/test_rules.py",
+        "tests/unit/test_sync_rule_lines.py",
+    ],
+    "key": [
+        "tests/integration/test_key.py",
+        "tests/integration/test_key_cache.py",
+        "tests/integration/test_key_outages.py",
+        "tests/integration/test_key_rotation.py",
+        "tests/integration/test_key_extension.py",
+        "tests/integration/test_key_expiry_instants.py",
+        "tests/integration/test_dev_key_reads_no_secret.py",
+    ],
+    "deadline": [
+        "tests/unit/test_time_limits.py",
+    ],
+    "dispatch": [
+        "tests/integration/test_post.py",
+        "tests/unit/test_answer_limits.py",
+        "tests/unit/test_async_tools.py",
+        "tests/unit/test_time_limits.py",
+    ],
+    "idempotency": [
+        "tests/integration/test_idempotency.py",
+        "tests/integration/test_idempotency_faults.py",
+    ],
+}
+
+# Outcomes as mutmut names them: a timeout or a type checker's refusal is a mutant noticed.
+_KILLED = {"killed", "timeout", "caught by type check", "segfault"}
+_RESULT_LINE = re.compile(r"^\s*(?P<name>\S+): (?P<status>.+)$")
+
+
+@dataclass
+class Equivalent:
+    mutant: str
+    change: str
+    reason: str
+
+
+@dataclass
+class Tally:
+    module: str
+    mutants: int = 0
+    killed: int = 0
+    survived: list[str] = field(default_factory=list)
+    equivalent: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        judged = self.mutants - len(self.equivalent)
+        return self.killed / judged if judged else 1.0
+
+
+def load_equivalents() -> dict[str, Equivalent]:
+    document = tomllib.loads(EQUIVALENTS.read_text(encoding="utf-8"))
+    entries = [Equivalent(**entry) for entry in document.get("equivalent", [])]
+    return {entry.mutant: entry for entry in entries}
+
+
+def prepare(module: str) -> Path:
+    """A fresh copy of the checkout's tracked files (as they are on disk), configured for this module."""
+    workdir = WORK / module
+    shutil.rmtree(workdir, ignore_errors=True)
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],  # noqa: S607
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    tops: set[str] = set()
+    for name in filter(None, tracked.split("\0")):
+        source = ROOT / name
+        if not source.is_file() or name.startswith(".mutmut/"):
+            continue
+        target = workdir / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+        tops.add(name.split("/", 1)[0])
+    (workdir / ".venv").symlink_to(ROOT / ".venv")
+    missing = [path for path in GUARDS[module] if not (ROOT / path).is_file()]
+    if missing:
+        raise SystemExit(f"The tests named to guard {module} are missing: {', '.join(missing)}")
+    also_copy = sorted(tops - {"handler", "tests", "pyproject.toml"})
+    settings = "\n".join(
+        [
+            "",
+            "[tool.mutmut]",
+            'source_paths = ["handler"]',
+            f'only_mutate = ["handler/{module}.py"]',
+            f"also_copy = {also_copy!r}",
+            f"pytest_add_cli_args_test_selection = {GUARDS[module]!r}",
+            'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]',
+            # Git's view of what changed would be this copy's, which has no history.
+            "use_git_change_detection = false",
+            "",
+        ]
+    )
+    with (workdir / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
+        pyproject.write(settings.replace("'", '"'))
+    return workdir
+
+
+def mutmut(workdir: Path, *arguments: str, output: TextIO | None = None) -> str:
+    """mutmut, from this interpreter's environment, run in the module's copy."""
+    finished = subprocess.run(  # noqa: S603 - mutmut beside this interpreter, with our own arguments
+        [str(Path(sys.executable).parent / "mutmut"), *arguments],
+        cwd=workdir,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        stdout=output or subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+    if finished.returncode != 0:
+        if output is not None:
+            output.flush()
+            sys.stderr.write(Path(output.name).read_text(encoding="utf-8", errors="replace")[-4000:])
+        else:
+            sys.stderr.write(finished.stdout[-4000:])
+        raise SystemExit(f"mutmut {arguments[0]} failed in {workdir} (exit {finished.returncode})")
+    return finished.stdout or ""
+
+
+def added_lines(diff: str) -> str:
+    return "\n".join(
+        line[1:].strip() for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")
+    )
+
+
+def measure(module: str, equivalents: dict[str, Equivalent]) -> Tally:
+    workdir = prepare(module)
+    print(f"--- {module}: mutmut run against {' '.join(GUARDS[module])}", flush=True)
+    # One worker: the machine this runs on is shared, and mutants of one module are few.
+    with (workdir / "mutmut-run.log").open("w", encoding="utf-8") as log:
+        mutmut(workdir, "run", "--max-children", "1", output=log)
+    tally = Tally(module)
+    for line in mutmut(workdir, "results", "--all", "true").splitlines():
+        matched = _RESULT_LINE.match(line)
+        if not matched:
+            continue
+        name, status = matched["name"], matched["status"].strip()
+        tally.mutants += 1
+        if status in _KILLED:
+            tally.killed += 1
+            continue
+        entry = equivalents.get(name)
+        if entry is not None and status == "survived":
+            if entry.change.strip() in added_lines(mutmut(workdir, "show", name)):
+                tally.equivalent.append(name)
+                continue
+            tally.stale.append(name)
+        tally.survived.append(f"{name} ({status})")
+    return tally
+
+
+def table(tallies: list[Tally]) -> str:
+    today = datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"mutmut {version('mutmut')}, {today}",
+        "",
+        "| module | mutants | killed | survived | judged equivalent | killed of the rest |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for tally in tallies:
+        lines.append(
+            f"| handler/{tally.module}.py | {tally.mutants} | {tally.killed} | {len(tally.survived)} "
+            f"| {len(tally.equivalent)} | {tally.score:.0%} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", choices=[*GUARDS, []], metavar="MODULE", help=", ".join(GUARDS))
+    modules = parser.parse_args().modules or list(GUARDS)
+    equivalents = load_equivalents()
+    tallies = [measure(module, equivalents) for module in modules]
+    report = table(tallies)
+    for tally in tallies:
+        if tally.survived:
+            report += f"\nSurvived in handler/{tally.module}.py (see: cd .mutmut/{tally.module} && mutmut show NAME):\n"
+            report += "".join(f"  {name}\n" for name in tally.survived)
+        if tally.stale:
+            report += f"\nStale entries in {EQUIVALENTS.name} (the line changed; judge them again):\n"
+            report += "".join(f"  {name}\n" for name in tally.stale)
+    WORK.mkdir(exist_ok=True)
+    (WORK / "table.md").write_text(report, encoding="utf-8")
+    print(report)
+    below = [tally.module for tally in tallies if tally.score < REQUIRED_SCORE]
+    if below:
+        print(f"Below {REQUIRED_SCORE:.0%} killed: {', '.join(below)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
