@@ -63,6 +63,7 @@ GUARDS: dict[str, list[str]] = {
     ],
     "deadline": [
         "tests/unit/test_time_limits.py",
+        "tests/unit/test_time_limit_on_any_thread.py",
     ],
     "dispatch": [
         "tests/integration/test_post.py",
