@@ -74,6 +74,8 @@ GUARDS: dict[str, list[str]] = {
     "idempotency": [
         "tests/integration/test_idempotency.py",
         "tests/integration/test_idempotency_faults.py",
+        "tests/integration/test_retry_answer_sizes.py",
+        "tests/integration/test_idempotency_answer_texts.py",
     ],
 }
 
@@ -206,10 +208,20 @@ def measure(module: str, equivalents: dict[str, Equivalent]) -> Tally:
     return tally
 
 
+def measured_code() -> str:
+    """The commit measured, and whether the checkout held changes beyond it."""
+
+    def git(*arguments: str) -> str:
+        return subprocess.run(["git", *arguments], cwd=ROOT, capture_output=True, text=True, check=False).stdout  # noqa: S603, S607
+
+    commit = git("rev-parse", "--short", "HEAD").strip() or "unknown"
+    return f"{commit} with uncommitted changes" if git("status", "--porcelain").strip() else commit
+
+
 def table(tallies: list[Tally]) -> str:
     today = datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        f"mutmut {version('mutmut')}, {today}",
+        f"mutmut {version('mutmut')}, {today}, on {measured_code()}",
         "",
         "| module | mutants | killed | survived | judged equivalent | killed of the rest |",
         "|---|---:|---:|---:|---:|---:|",
@@ -217,7 +229,7 @@ def table(tallies: list[Tally]) -> str:
     for tally in tallies:
         lines.append(
             f"| handler/{tally.module}.py | {tally.mutants} | {tally.killed} | {len(tally.survived)} "
-            f"| {len(tally.equivalent)} | {tally.score:.0%} |"
+            f"| {len(tally.equivalent)} | {tally.score:.1%} |"
         )
     return "\n".join(lines) + "\n"
 
