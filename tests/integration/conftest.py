@@ -33,6 +33,12 @@ def moto_endpoint() -> Iterator[str]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
+    # A session begins as a new container: clients a session before made (mutmut runs several
+    # in one process) would still point at that session's server, long stopped.
+    from handler import app, idempotency
+
+    app.key_source.forget()
+    idempotency.forget_clients()
     with pytest.MonkeyPatch.context() as patch:
         # boto3 reads this itself: the handler's own client goes to moto, unpatched.
         patch.setenv("AWS_ENDPOINT_URL", endpoint)
