@@ -67,6 +67,7 @@ GUARDS: dict[str, list[str]] = {
     ],
     "dispatch": [
         "tests/integration/test_post.py",
+        "tests/unit/test_post_refusal_texts.py",
         "tests/unit/test_answer_limits.py",
         "tests/unit/test_async_tools.py",
         "tests/unit/test_time_limits.py",
