@@ -39,6 +39,11 @@ def _refusal(header: str | None, now: float = T) -> SignatureError:
             id="t not digits",
         ),
         pytest.param(f"t={T},v0={V1}", "malformed: the median-signature header has no v1 signature.", id="no v1"),
+        pytest.param(
+            f"t={T}=5, v1={V1}",
+            "malformed: the median-signature header has a t that is not whole seconds in digits.",
+            id="t holding an equals sign: an item splits at its first =",
+        ),
     ],
 )
 def test_each_malformed_header_names_the_part_that_is_wrong(header: str, message: str) -> None:
