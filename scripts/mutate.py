@@ -60,6 +60,7 @@ GUARDS: dict[str, list[str]] = {
         "tests/integration/test_key_extension.py",
         "tests/integration/test_key_expiry_instants.py",
         "tests/integration/test_dev_key_reads_no_secret.py",
+        "tests/integration/test_key_unavailable_causes.py",
     ],
     "deadline": [
         "tests/unit/test_time_limits.py",
