@@ -99,8 +99,8 @@ MANIFEST_CASES = [
         lambda m: m["tools"].append("orderStatus"), ["tools[1]: tool: must be an object"], id="a tool that is text"
     ),
     pytest.param(
-        lambda m: m["tools"].insert(0, None),
-        ["tools[0]: tool: must be an object"],
+        lambda m: (m["tools"][0].update(risk="none"), m["tools"].insert(0, None)),
+        ["tools[0]: tool: must be an object", "orderStatus: risk: must be one of low, medium, reviewed, high"],
         id="a null tool, the others still checked",
     ),
 ]
