@@ -115,7 +115,9 @@ def test_a_tool_left_behind_at_its_deadline_does_not_hold_the_process_open(scrat
         except ToolTimedOut as timed_out:
             outcome.append(timed_out)
 
-    worker = threading.Thread(target=caller, daemon=True)
+    # Not a daemon itself, as a threaded server's request threads are not: the tool's thread must
+    # be made a daemon, not inherit its caller's flag.
+    worker = threading.Thread(target=caller, daemon=False)
     # WHEN its time is up
     worker.start()
     worker.join(AMPLE_SECONDS)
@@ -154,3 +156,26 @@ def test_no_time_left_is_a_timeout_before_the_tool_starts(scratch: ScratchTools)
     with pytest.raises(ToolTimedOut):
         call_within(0, lambda: started.append(True), {})
     assert started == []
+
+
+def test_with_no_sigalrm_handler_yet_the_first_call_installs_the_limit_and_leaves_it(scratch: ScratchTools) -> None:
+    # GIVEN a process where SIGALRM has its default action, as a fresh Lambda container's has
+    previous = signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    ran_on: list[threading.Thread] = []
+
+    def overrun() -> None:
+        ran_on.append(threading.current_thread())
+        scratch.release.wait(AMPLE_SECONDS)
+
+    try:
+        # WHEN a tool overruns on the main thread
+        with pytest.raises(ToolTimedOut):
+            call_within(0.05, overrun, {})
+        # THEN it ran on the main thread and was stopped there, and the endpoint's handler stays
+        # installed for the next call (installing it costs more than the rest of the limit)
+        assert ran_on == [threading.main_thread()]
+        installed = signal.getsignal(signal.SIGALRM)
+        assert callable(installed)
+        assert installed not in (signal.SIG_DFL, signal.SIG_IGN)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
