@@ -79,6 +79,7 @@ GUARDS: dict[str, list[str]] = {
         "tests/integration/test_idempotency_faults.py",
         "tests/integration/test_retry_answer_sizes.py",
         "tests/integration/test_idempotency_answer_texts.py",
+        "tests/integration/test_failed_save_with_no_deadline.py",
     ],
 }
 
