@@ -62,6 +62,7 @@ GUARDS: dict[str, list[str]] = {
         "tests/integration/test_key_expiry_instants.py",
         "tests/integration/test_dev_key_reads_no_secret.py",
         "tests/integration/test_key_unavailable_causes.py",
+        "tests/unit/test_key_source_snapshot_state.py",
     ],
     "deadline": [
         "tests/unit/test_time_limits.py",
