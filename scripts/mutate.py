@@ -63,6 +63,8 @@ GUARDS: dict[str, list[str]] = {
         "tests/integration/test_dev_key_reads_no_secret.py",
         "tests/integration/test_key_unavailable_causes.py",
         "tests/unit/test_key_source_snapshot_state.py",
+        "tests/unit/test_key_secret_answers.py",
+        "tests/integration/test_key_rotation_log.py",
     ],
     "deadline": [
         "tests/unit/test_time_limits.py",
