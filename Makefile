@@ -15,22 +15,54 @@ RUNTIME_PYTHON := $(firstword $(foreach candidate,python$(LAMBDA_PYTHON) \
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help install test runtime-python test-runtime-python serve check new-tool swap-check lint format clean
+.PHONY: help install lock audit test test-tools runtime-python test-runtime-python serve check new-tool swap-check lint format clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-$(INSTALLED): pyproject.toml
+# --- The lock (issue 17): uv.lock pins every group, with hashes, for every platform the project
+# installs for; each venv below is installed from it and nothing else (docs/dependencies.md).
+# uv itself comes first, by pip, at the version and with the hashes the lock records for it.
+UV := $(BIN)/uv
+UV_INSTALLED := $(VENV)/.uv-installed
+# UV_PYTHON_DOWNLOADS: uv uses the Python that made each venv, and never fetches one of its own.
+UV_ENV := UV_PYTHON_DOWNLOADS=never
+# When `uv sync --locked` fails, the lock may no longer match pyproject.toml: if so, this names
+# the command that fixes it (any other failure, a network one say, is uv's own message above).
+STALE_LOCK = { $(BIN)/python -m scripts.lock check; exit 1; }
+
+$(UV_INSTALLED): uv.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group dev
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group translator --no-deps
+	$(PYTHON) -m scripts.lock uv-requirement > $(VENV)/uv-requirement.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(VENV)/uv-requirement.txt
 	@touch $@
 
-install: $(INSTALLED) ## Create .venv and install the runtime, test and lint dependencies
+# The dev venv holds exactly the dev group's locked packages (uv sync removes anything else);
+# the translator follows without its dependencies, at its locked version and hashes: its own
+# pins would hold pydantic below the runtime group's (pyproject.toml, translator).
+$(INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked --no-default-groups --group dev || $(STALE_LOCK)
+	$(UV_ENV) $(UV) export --quiet --frozen --format requirements.txt --no-header --only-group translator \
+		--prune pydantic --prune boto3 --prune jsonschema --prune typing-extensions > $(VENV)/translator-requirements.txt
+	$(UV_ENV) $(UV) pip install --quiet --python $(BIN)/python --require-hashes --no-deps -r $(VENV)/translator-requirements.txt
+	@touch $@
+
+install: $(INSTALLED) ## Create .venv from uv.lock: the runtime, test and lint dependencies
+
+# UPGRADE="pydantic wrapt" moves those packages to their newest allowed versions, UPGRADE=all every package.
+lock: $(UV_INSTALLED) ## Update uv.lock after a change to pyproject.toml; UPGRADE=NAME (or all) to upgrade
+	$(UV_ENV) $(UV) lock $(if $(filter all,$(UPGRADE)),--upgrade,$(addprefix --upgrade-package ,$(UPGRADE)))
+
+# GitHub's Checks workflow runs this; no advisory source is reachable from every machine.
+audit: $(UV_INSTALLED) ## Audit every version in uv.lock against known vulnerabilities (OSV)
+	$(BIN)/python -m scripts.audit
 
 test: $(INSTALLED) ## Run the whole test suite
 	$(BIN)/python -m pytest
+
+# The inner loop while writing a tool: the framework's own ~1,100 tests are `make test`'s.
+test-tools: $(INSTALLED) ## Run only your tools' tests, tests/tools/ (seconds; make test runs everything)
+	$(BIN)/python -m pytest tests/tools
 
 runtime-python: ## Print the Python 3.13 this machine has (empty if none)
 	@echo $(RUNTIME_PYTHON)
@@ -55,7 +87,8 @@ new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NA
 swap-check: $(INSTALLED) ## In a temporary copy: delete the examples, make new-tool, make lint test check build
 	VENV="$(VENV)" scripts/swap_examples.sh
 
-lint: $(INSTALLED) ## ruff (lint and format) and mypy on handler/
+lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format); mypy on handler/ and tools/
+	$(BIN)/python -m scripts.lock check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -89,16 +122,15 @@ NEED_CONTAINER = @docker info >/dev/null 2>&1 || finch info >/dev/null 2>&1 || {
 
 .PHONY: build validate event invoke start-api deploy delete call build-MedianToolsFunction
 
-$(SAM_INSTALLED): pyproject.toml $(INSTALLED)
+$(SAM_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
 	$(PYTHON) -m venv $(SAM_VENV)
-	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
-	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --group sam
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(SAM_VENV) $(UV) sync --quiet --locked --only-group sam || $(STALE_LOCK)
 	@touch $@
 
 build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
 	$(SAM) build
 
-validate: $(SAM_INSTALLED) ## sam validate --lint: the template and the pipeline's role template, by cfn-lint
+validate: $(SAM_INSTALLED) ## sam validate --lint, cfn-lint's serverless rules and Checkov: the templates and .github/
 	$(SAM) validate --lint
 	$(SAM) validate --lint --template pipeline/oidc-role.yaml
 
@@ -110,22 +142,54 @@ validate: validate-serverless
 validate-serverless: $(SAM_INSTALLED)
 	$(SAM_VENV)/bin/cfn-lint template.yaml --append-rules cfn_lint_serverless.rules --non-zero-exit-code error
 
+# Checkov's bundled checks, offline (no platform, no mapping download, no update check), on both
+# templates and .github/: any failed check fails. It reads SAM resources as written, before the
+# transform (it merges Globals in itself), so the roles are written out in template.yaml, where
+# it sees them. A check that does not apply is skipped next to its resource, in Metadata, with
+# the reason. A template Checkov cannot parse only counts as a "parsing error" with exit 0, so
+# that fails here too (a broken workflow it skips without a word: `make lint-workflows` fails on
+# it). Its own venv: its pins (boto3, cfn-lint, ...) are not the SAM CLI's or ours.
+CHECKOV_VENV := $(VENV)/checkov
+CHECKOV_INSTALLED := $(CHECKOV_VENV)/.installed
+CHECKOV = CKV_SKIP_PACKAGE_UPDATE_CHECK=true BC_SKIP_MAPPING=TRUE \
+	$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact
+.PHONY: validate-checkov
+validate: validate-checkov
+
+$(CHECKOV_INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(CHECKOV_VENV) $(UV) sync --quiet --locked --only-group checkov || $(STALE_LOCK)
+	@touch $@
+
+validate-checkov: $(CHECKOV_INSTALLED)
+	@for scan in "--framework cloudformation secrets -f template.yaml -f pipeline/oidc-role.yaml" \
+			"--framework github_actions secrets -d .github"; do \
+		echo "checkov $$scan"; \
+		report=$$($(CHECKOV) $$scan 2>&1); status=$$?; echo "$$report"; \
+		if echo "$$report" | grep -q "Parsing errors"; then \
+			echo "Checkov could not read a file above, so it checked nothing in it: fix the file's YAML." >&2; exit 1; \
+		fi; \
+		[ $$status -eq 0 ] || exit $$status; \
+	done
+
 # sam build runs this (template.yaml: BuildMethod makefile) in this directory, with
 # ARTIFACTS_DIR set; samconfig.toml's build_in_source spares it a copy of .venv. The
 # manifest check fails the build first; the wheels are Linux ones for the template's
-# architecture and CPython 3.13, whatever this machine is; bin/ holds pip's console
-# scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves.
+# architecture and CPython 3.13, whatever this machine is; bin/ holds the installer's console
+# scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves. The packages
+# are the lock's (scripts/lock.py, artifact-requirements), every file checked against its hash,
+# with no resolution of their own (--no-deps): the artifact holds exactly the locked versions.
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(BIN)/python -m handler check
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
 	tar -c --exclude __pycache__ --exclude '*.pyc' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
+	$(BIN)/python -m scripts.lock artifact-requirements > $(VENV)/artifact-requirements.txt
 	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
-	for group in "--group runtime" "--group tracing --no-deps"; do \
-		$(BIN)/python -m pip install --quiet --disable-pip-version-check $$group --target "$(ARTIFACTS_DIR)" \
-			--platform manylinux2014_$$machine --implementation cp --python-version $(LAMBDA_PYTHON) \
-			--only-binary=:all: --no-compile || exit 1; \
-	done
+	$(UV_ENV) $(UV) pip install --quiet --python $(BIN)/python --target "$(ARTIFACTS_DIR)" \
+		--python-platform $$machine-manylinux2014 --python-version $(LAMBDA_PYTHON) \
+		--only-binary :all: --require-hashes --no-deps -r $(VENV)/artifact-requirements.txt
+	rm -f $(VENV)/artifact-requirements.txt
 	$(or $(RUNTIME_PYTHON),$(BIN)/python) -m scripts.compile_artifact "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
 	rm -rf "$(ARTIFACTS_DIR)/bin"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
@@ -134,17 +198,43 @@ event: $(INSTALLED) ## A freshly signed event in events/ for sam local: TOOL=nam
 	$(BIN)/python -m handler event $(REQUEST_OPTIONS)
 	$(BIN)/python -m handler local-env --output $(ENV_VARS)
 
+# --- sam local: the built artifact in Lambda's container image ------------------------
+# LOCAL_ARCH=x86_64 (or arm64) runs it on that architecture instead of the template's, built into
+# a folder of its own, so the deploy build in .aws-sam/build is never swapped for it. An x86_64
+# Linux host runs the template's arm64 only through qemu's binfmt handlers, and slowly.
+# SAM_FLAGS passes SAM's own flags through (SAM_FLAGS=--skip-pull-image works offline once the
+# image is present). PARAMETER_OVERRIDES adds template parameters: sam local would replace
+# samconfig.toml's with any given on its command line, so scripts/sam_settings.py merges them.
+LOCAL_ARCH ?=
+export LOCAL_ARCH PARAMETER_OVERRIDES
+LOCAL_BUILD_DIR = $(if $(LOCAL_ARCH),.aws-sam/local-$(LOCAL_ARCH),.aws-sam/build)
+# start-api's own default port, so a `make serve` on 3000 never answers the curls meant for it.
+START_API_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),3001)
+SAM_LOCAL = $(SAM) local $(1) --template $(LOCAL_BUILD_DIR)/template.yaml \
+	--parameter-overrides "$$($(BIN)/python -m scripts.sam_settings local-overrides)" $(SAM_FLAGS)
+.PHONY: local-build
+
+local-build: $(SAM_INSTALLED) $(INSTALLED)
+	@overrides=$$($(BIN)/python -m scripts.sam_settings local-overrides) || exit 2
+ifeq ($(strip $(LOCAL_ARCH)),)
+	$(SAM) build
+else
+	LAMBDA_ARCHITECTURE=$(LOCAL_ARCH) $(SAM) build --build-dir $(LOCAL_BUILD_DIR) \
+		--cache-dir .aws-sam/cache-local-$(LOCAL_ARCH) --parameter-overrides Architecture=$(LOCAL_ARCH)
+endif
+
 # Signatures go stale after 300 s: each invoke signs its event anew.
-invoke: build ## sam local invoke with a fresh event: TOOL=orderStatus INPUT='{"orderNumber":"ORD-1042"}'
+invoke: local-build ## sam local invoke with a fresh event: TOOL=orderStatus INPUT='{...}'; LOCAL_ARCH=, SAM_FLAGS=
 	$(NEED_CONTAINER)
 	$(BIN)/python -m handler local-env --output $(ENV_VARS) >/dev/null
 	event=$$($(BIN)/python -m handler event $(REQUEST_OPTIONS)) && \
-		$(SAM) local invoke MedianToolsFunction --event "$$event" --env-vars $(ENV_VARS)
+		$(call SAM_LOCAL,invoke MedianToolsFunction) --event "$$event" --env-vars $(ENV_VARS)
 
-start-api: build ## sam local start-api on http://127.0.0.1:$(PORT), verifying with the local dev key
+start-api: local-build ## sam local start-api on http://127.0.0.1:3001 (PORT=), verifying with the local dev key
 	$(NEED_CONTAINER)
+	@$(BIN)/python -m scripts.port_free $(START_API_PORT) "PORT=$$(( $(START_API_PORT) + 100 )) make start-api"
 	$(BIN)/python -m handler local-env --output $(ENV_VARS) >/dev/null
-	$(SAM) local start-api --port $(PORT) --env-vars $(ENV_VARS)
+	$(call SAM_LOCAL,start-api) --port $(START_API_PORT) --env-vars $(ENV_VARS)
 
 call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=, INPUT=, DIAGNOSTICS=1
 	$(BIN)/python -m handler call "$$URL" $(REQUEST_OPTIONS) $${KEY_FILE:+--key-file "$$KEY_FILE"}
@@ -152,7 +242,7 @@ call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=,
 # The preflight stops a deploy that could not work (no credentials, no secret) and asks for
 # --guided while the stack does not exist. The guided questions come after the build: if
 # they change Architecture, the wheels are built again for it and deployed at once.
-deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy to AWS"
+deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy" and docs/deploy.md
 	built=$$($(BIN)/python -m scripts.sam_settings architecture) && \
 	flags=$$($(BIN)/python -m scripts.deploy_preflight) && \
 	$(SAM) deploy $$flags && \
@@ -173,10 +263,9 @@ BENCH_VENV := $(VENV)/bench-runtime
 BENCH_INSTALLED := $(BENCH_VENV)/.installed
 .PHONY: bench
 
-$(BENCH_INSTALLED): pyproject.toml
+$(BENCH_INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
 	$(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
-	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --group runtime --group aws-sdk
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(BENCH_VENV) $(UV) sync --quiet --locked --no-default-groups --group runtime --group aws-sdk || $(STALE_LOCK)
 	@touch $@
 
 # BENCH_ARGS="--cold-runs 5 --warm-rounds 5 --no-ideas" for a quick look while developing.
@@ -196,8 +285,9 @@ test-browser: $(INSTALLED) ## Run the inspector's tests in headless Chromium (ap
 CI_LINT_INSTALLED := $(VENV)/.ci-lint-installed
 .PHONY: lint-workflows
 
-$(CI_LINT_INSTALLED): pyproject.toml $(INSTALLED)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group ci-lint
+# --inexact: added beside the dev group, which stays as it is.
+$(CI_LINT_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked --inexact --no-default-groups --group dev --group ci-lint || $(STALE_LOCK)
 	@touch $@
 
 lint-workflows: $(CI_LINT_INSTALLED) ## Check .github/: GitHub's schemas (check-jsonschema) and zizmor's audits, offline
@@ -213,8 +303,9 @@ lint-workflows: $(CI_LINT_INSTALLED) ## Check .github/: GitHub's schemas (check-
 MUTATION_INSTALLED := $(VENV)/.mutation-installed
 .PHONY: mutate
 
-$(MUTATION_INSTALLED): pyproject.toml $(INSTALLED)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --group mutation
+# --inexact: added beside the dev group, which stays as it is.
+$(MUTATION_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked --inexact --no-default-groups --group dev --group mutation || $(STALE_LOCK)
 	@touch $@
 
 mutate: $(MUTATION_INSTALLED) ## Mutation testing (mutmut) on the modules that guard signatures, money and sync

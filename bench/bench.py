@@ -206,8 +206,8 @@ sys.stdout.write("\\n" + json.dumps({"response": response, "modules": sorted(sys
 """
 
 # Run by the runtime venv's Python: the top-level files and packages of the `runtime` dependency
-# group and everything it requires, as `pip install --group runtime --target` puts them into the
-# artifact. boto3 is not among them (group aws-sdk: the Lambda runtime provides it, precompiled).
+# group and everything it requires, as the build installs them from uv.lock into the artifact.
+# boto3 is not among them (group aws-sdk: the Lambda runtime provides it, precompiled).
 SHIPPED_PACKAGES_SCRIPT = """
 import importlib.metadata as metadata, json, re, sys, tomllib
 with open(sys.argv[1], "rb") as file:

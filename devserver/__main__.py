@@ -2,24 +2,27 @@
 
 Each HTTP request becomes an API Gateway HTTP API (payload 2.0) event and goes through
 `handler.app.lambda_handler`, as it would behind API Gateway; /_inspector serves the
-inspector page. It binds to loopback only, and reloads the tools when a file of theirs is
-saved (devserver.reloader).
+inspector page, which runs tools only when opened from the link printed here (its token).
+It binds to loopback only, and reloads the tools when a file of theirs is saved
+(devserver.reloader).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
 from devserver.curl import example_call, get_command, post_command
 from devserver.dev_key import use_dev_key
-from devserver.inspector import INSPECTOR_PATH
 from devserver.reloader import ToolsReloader
-from devserver.server import DevServer
+from devserver.server import HOST, DevServer
 from handler.local_key import DevKeyUnavailable
 from handler.protocol import KEY_SECRET_ENV
 
 DEFAULT_PORT = 3000
+ANOTHER_PORT = 8080  # what a busy port's message suggests instead
+MAX_PORT = 65535
 
 
 def _served_manifest() -> dict[str, object] | None:
@@ -33,8 +36,49 @@ def _served_manifest() -> dict[str, object] | None:
         return None
 
 
+def _port() -> int | None:
+    """$PORT as a TCP port number, or None once it has said why it is not one."""
+    given = os.environ.get("PORT", "").strip() or str(DEFAULT_PORT)
+    try:
+        port = int(given)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= MAX_PORT:
+        print(
+            f"error: PORT={given} is not a port number; give one from 1024 to {MAX_PORT}: {_another(port)}",
+            file=sys.stderr,
+        )
+        return None
+    return port
+
+
+def _another(taken: int) -> str:
+    """The command that serves on another port."""
+    return f"PORT={ANOTHER_PORT if taken != ANOTHER_PORT else ANOTHER_PORT + 1} make serve"
+
+
+def _listening(port: int) -> DevServer | None:
+    """The server bound to loopback's `port`, or None once it has said, in one line, why it cannot be."""
+    try:
+        return DevServer(port)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            why = f"port {port} is already in use on {HOST} (another make serve, or a make start-api?)"
+        elif error.errno == errno.EACCES:
+            why = f"port {port} needs privileges this user does not have"
+        else:
+            why = f"cannot listen on {HOST}:{port} ({error.strerror or error})"
+        print(f"error: {why}. Stop it, or pick another port: {_another(port)}", file=sys.stderr)
+        return None
+
+
 def main() -> int:
-    port = int(os.environ.get("PORT", DEFAULT_PORT))
+    port = _port()
+    if port is None:
+        return 2
+    server = _listening(port)
+    if server is None:
+        return 1
     if os.environ.get(KEY_SECRET_ENV):
         print(f"{KEY_SECRET_ENV} is set: the key comes from Secrets Manager.", file=sys.stderr)
     else:
@@ -42,8 +86,8 @@ def main() -> int:
             print(use_dev_key(), file=sys.stderr)
         except DevKeyUnavailable as error:
             print(f"error: {error}", file=sys.stderr)
+            server.server_close()
             return 2
-    server = DevServer(port)
     url = server.url
     # No bytecode written for the tools: a .pyc is trusted by its source's size and mtime in whole
     # seconds, so a same-length edit saved within the second of the last compile would be served stale.
@@ -56,7 +100,8 @@ def main() -> int:
     indented = "\n".join(f"  {line}" for line in example.splitlines())
     print(
         f"Serving the Median endpoint on {url}\n"
-        f"Inspect and try your tools in a browser: {url.rstrip('/')}{INSPECTOR_PATH}\n"
+        # The token in this link is what lets the page run tools: whoever reads this terminal has it.
+        f"Inspect and try your tools in a browser: {server.inspector_url}\n"
         "Or from another terminal:\n"
         f"  {get_command(url)}\n"
         f"{indented}\n"

@@ -8,8 +8,11 @@ and this module is never in the Lambda artifact (`python -m devserver.artifact_c
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
+import re
+import secrets
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +35,7 @@ from handler.protocol import (
     RISK_MEANINGS,
     ErrorCode,
 )
+from handler.responses import to_json
 from handler.testing import call_body, diagnostics_body, signed_event
 
 INSPECTOR_PATH = "/_inspector"
@@ -39,6 +43,10 @@ API_PATH = f"{INSPECTOR_PATH}/api"
 # How many times the tools have loaded (devserver.reloader): the page asks, and reloads when it moves.
 REVISION_PATH = f"{API_PATH}/revision"
 PAGE_FILE = Path(__file__).with_name("inspector.html")
+# The page finds the token in its link's query, keeps it for the tab, and sends it in this header
+# on every API request: a header no other site's page can add without a preflight, never granted.
+TOKEN_PARAMETER = "token"  # noqa: S105 - the parameter's name, not a token
+TOKEN_HEADER = "x-inspector-token"  # noqa: S105 - the header's name
 # Median hands each call its conversation; the inspector's calls all belong to this one.
 CONVERSATION = {"id": "conv_inspector"}
 
@@ -68,7 +76,8 @@ def owns(path: str) -> bool:
 
 
 def _json(status: int, document: Any, headers: dict[str, str] | None = None) -> Reply:
-    body = json.dumps(document, ensure_ascii=False).encode("utf-8")
+    # to_json sends a lone surrogate (a callId's or a tool's) as U+FFFD: the body always encodes.
+    body = to_json(document).encode("utf-8")
     return Reply(status, body, headers={"Cache-Control": "no-store", **(headers or {})})
 
 
@@ -80,14 +89,19 @@ def _method_not_allowed(allowed: str) -> Reply:
     return _error(405, "method_not_allowed", f"Only {allowed} is answered here.", {"Allow": allowed})
 
 
-def route(method: str, path: str, headers: dict[str, str], body: bytes, *, port: int) -> Reply:
-    """The inspector's answer. `headers` are lower-cased.
+def route(method: str, path: str, headers: dict[str, str], body: bytes, *, port: int, token: str) -> Reply:
+    """The inspector's answer. `headers` are lower-cased; `token` is the one in the link the server printed.
 
     The server has already refused, for every path, a foreign Host or Origin and a body over
     the cap (devserver.guards); what is left here is the inspector's own.
     """
     if path in (INSPECTOR_PATH, f"{INSPECTOR_PATH}/"):
+        # The page holds no secret: it is served to anyone, and runs nothing without the token.
         return _page() if method in ("GET", "HEAD") else _method_not_allowed("GET")
+    if path == API_PATH or path.startswith(f"{API_PATH}/"):
+        refusal = _token_refusal(headers, token)
+        if refusal:
+            return refusal
     if path == f"{API_PATH}/manifest":
         return manifest_view(port) if method in ("GET", "HEAD") else _method_not_allowed("GET")
     if path == REVISION_PATH:
@@ -98,6 +112,41 @@ def route(method: str, path: str, headers: dict[str, str], body: bytes, *, port:
         refusal = _cross_site_refusal(headers)
         return refusal or _call_from_request(body, port)
     return _error(404, "not_found", f"The inspector has no {path}; open {INSPECTOR_PATH}.")
+
+
+def new_token() -> str:
+    """The inspector's token for this run of the server: 256 random bits, as Jupyter's is."""
+    return secrets.token_urlsafe(32)
+
+
+def page_url(port: int, token: str) -> str:
+    """The link the server prints: the page, with the token it keeps and sends on every API request."""
+    return f"{endpoint_url(port).rstrip('/')}{INSPECTOR_PATH}?{TOKEN_PARAMETER}={token}"
+
+
+def _token_refusal(headers: dict[str, str], token: str) -> Reply | None:
+    """401 without the token, 403 with another; None when the request carries this server's.
+
+    Reaching the loopback port is not enough: another user of a shared machine, or a container
+    on the host's network, reaches it too. Only the person at the terminal saw the printed link.
+    """
+    given = headers.get(TOKEN_HEADER, "")
+    if not given:
+        return _error(
+            401,
+            ErrorCode.UNAUTHORIZED,
+            "This page has no inspector token: open the inspector from the link `make serve` printed in its "
+            "terminal, which carries it.",
+        )
+    # Compared in constant time, and as bytes: a header may hold any character.
+    if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode("utf-8")):
+        return _error(
+            403,
+            ErrorCode.FORBIDDEN,
+            "This page's inspector token is not this server's (it prints a new one each time it starts): "
+            "open the inspector from the link `make serve` printed in its terminal.",
+        )
+    return None
 
 
 def _cross_site_refusal(headers: dict[str, str]) -> Reply | None:
@@ -177,7 +226,7 @@ def new_call_id() -> str:
 def _call_from_request(body: bytes, port: int) -> Reply:
     try:
         document = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return _error(400, "bad_request", "Send the call as a JSON object.")
     if not isinstance(document, dict):
         return _error(400, "bad_request", "Send the call as a JSON object.")
@@ -195,7 +244,21 @@ def _call_from_request(body: bytes, port: int) -> Reply:
     if not isinstance(tool_input, dict):
         return _error(400, "bad_request", "input must be a JSON object of the tool's fields.")
     call_id = call_id or new_call_id()
-    return perform(call_body(tool, tool_input, callId=call_id, conversation=CONVERSATION), call_id, port)
+    try:
+        body = call_body(tool, tool_input, callId=call_id, conversation=CONVERSATION)
+    except RecursionError:  # parsed, but nested past what json.dumps can write back
+        return _error(400, "bad_request", "input is nested too deeply to send; Median's calls are flat objects.")
+    return perform(body, call_id, port)
+
+
+def _crash_explained(error: object) -> str | None:
+    """The traceback of the crash an internal_error answer names by its reference, if this process printed one."""
+    from handler.local_crash import explanation
+
+    if not isinstance(error, dict) or error.get("code") != ErrorCode.INTERNAL_ERROR:
+        return None
+    named = re.search(r"[Rr]eference ([\w-]+)", str(error.get("message", "")))
+    return explanation(named.group(1)) if named else None
 
 
 def perform(body: bytes, call_id: str | None, port: int) -> Reply:
@@ -217,6 +280,8 @@ def perform(body: bytes, call_id: str | None, port: int) -> Reply:
             "ok": answer.get("ok") if isinstance(answer, dict) else None,
             "errorCode": error.get("code") if isinstance(error, dict) else None,
             "answer": answer,
+            # Why a tool crashed, beside its answer: printed on this machine's terminal too, never sent.
+            "crash": _crash_explained(error),
             "elapsedMs": round(elapsed_ms, 2),
             "callId": call_id,
             "request": body.decode("utf-8"),

@@ -6,9 +6,11 @@ registry (`handler.registry.reload_tools`), and GET's cached answer is dropped
 (`handler.app.forget_manifest`), so the next GET, POST and inspector view serve the saved code.
 watchfiles (the dev group's, never the artifact's) tells of a save within ~0.1 s.
 
-A module that fails to import is said on the terminal as `tools/<file>.py:<line>: <what is
-wrong>`. The server keeps running: GET answers 500 `invalid_manifest` with the same lines, the
-inspector shows them, and the next save that fixes the file brings the tools back.
+A module that fails to import, or registers a model pydantic cannot finish, is said on the
+terminal as `tools/<file>.py:<line>: <what is wrong>`; whatever else a reload raises is said in
+one line too, and never ends the watching thread. The server keeps running: GET answers 500
+`invalid_manifest` with the same lines, the inspector shows them, and the next save that fixes
+the file brings the tools back.
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from devserver.lambda_runner import one_request_at_a_time
-from handler.registry import ToolLoadError, package_directory, reload_tools, shown_path, tools_package
+from handler.registry import (
+    ToolLoadError,
+    describe_failure,
+    package_directory,
+    reload_tools,
+    shown_path,
+    tools_package,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -57,16 +66,19 @@ class ToolsReloader:
         from handler import app
         from handler.manifest import build_manifest
 
+        failures: list[str] = []
+        problems: list[str] = []
         with one_request_at_a_time:
             try:
                 registry = reload_tools(self.package)
-                failures: list[str] = []
+                problems = [str(problem) for problem in build_manifest(registry)[1]]
             except ToolLoadError as failed:
                 registry, failures = None, failed.lines
+            except Exception as error:  # the author's code ran: whatever it raised, the reloader lives on
+                registry, failures = None, [describe_failure(error, self.package)]
             finally:
                 app.forget_manifest()
                 _revision += 1
-            problems = [str(problem) for problem in build_manifest(registry)[1]] if registry else []
         names = sorted({Path(path).name for path in changed})
 
         def say(text: str, details: Sequence[str] = ()) -> None:
@@ -100,7 +112,10 @@ class ToolsReloader:
             for changes in watchfiles.watch(
                 self.directory, watch_filter=watchfiles.PythonFilter(), stop_event=self._stop, raise_interrupt=False
             ):
-                self.load(path for _, path in changes)
+                try:
+                    self.load(path for _, path in changes)
+                except Exception as error:  # saying it failed: the next save must still be seen
+                    self._say(f"Reloading failed: {describe_failure(error, self.package)}")
 
         self._thread = threading.Thread(target=watch, name="tools-reloader", daemon=True)
         self._thread.start()

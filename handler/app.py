@@ -161,6 +161,9 @@ def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         observability.logger.error(
             "Unhandled error", extra={"error_type": type(error).__name__, "reference": reference}
         )
+        from handler.local_crash import explain_locally
+
+        explain_locally("The request", reference, error, authors_frames_only=False)
         return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)
     finally:
         flush_metrics()

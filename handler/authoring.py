@@ -136,6 +136,10 @@ def _refuse_generators(function: Callable[..., Any], what: str) -> None:
         )
 
 
+def _unresolvable(error: Exception) -> str:
+    return f"an annotation cannot be resolved ({type(error).__name__}: {error}); correct what it names"
+
+
 def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str | None]:
     """(model parameter, its model, context parameter) — or a TypeError that says what to fix."""
 
@@ -147,6 +151,8 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, type[BaseModel], str
         hints = typing.get_type_hints(function)
     except NameError as error:  # an annotation naming what the module does not define or import
         raise refused(f"an annotation cannot be resolved ({error}); import what it names") from None
+    except Exception as error:  # `module.Misspelt`, a string that is no expression: the same family
+        raise refused(_unresolvable(error)) from None
     model_parameter: tuple[str, type[BaseModel]] | None = None
     context_parameter: str | None = None
     for name in inspect.signature(function).parameters:
@@ -252,6 +258,8 @@ def diagnostics(function: F | None = None) -> F:
         hints = typing.get_type_hints(function)
     except NameError as error:
         raise refused(f"an annotation cannot be resolved ({error}); import what it names") from None
+    except Exception as error:
+        raise refused(_unresolvable(error)) from None
     parameters = list(inspect.signature(function).parameters)
     for name in parameters:
         if hints.get(name) is not ToolContext:

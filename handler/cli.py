@@ -8,12 +8,14 @@ a file, never from an argument, where it would land in shell history and in `ps`
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from handler.arguments import BadArguments, QuietParser, parse_quietly
+
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
     from pathlib import Path
 
@@ -24,7 +26,6 @@ KEY_ENV = "MEDIAN_KEY"
 EVENTS_DIR = "events"
 # What `sam local invoke --env-vars` reads; "Parameters" applies it to every function.
 LOCAL_ENV_FILE = f"{EVENTS_DIR}/env.json"
-KEY_OPTIONS = ("--key", "-k", "--median-key", "--secret")
 USER_AGENT = "median-tools-cli"
 INPUT_EXAMPLE = """'{"orderNumber":"ORD-1042"}'"""
 KEY_FILE_HELP = f"a file holding the key (default: ${KEY_ENV}, then make serve's dev key)"
@@ -122,10 +123,15 @@ def command_local_env(arguments: argparse.Namespace) -> int:
     """Write the --env-vars file for sam local: verify with the dev key, no secret, no idempotency table."""
     from pathlib import Path
 
+    from handler.local_key import write_private
     from handler.protocol import DEV_KEY_ENV, IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV
 
     path = Path(arguments.output)
-    _write_json(path, {"Parameters": {DEV_KEY_ENV: dev_key(), KEY_SECRET_ENV: "", IDEMPOTENCY_TABLE_ENV: ""}})
+    document = {"Parameters": {DEV_KEY_ENV: dev_key(), KEY_SECRET_ENV: "", IDEMPOTENCY_TABLE_ENV: ""}}
+    try:
+        write_private(path, json.dumps(document, indent=2) + "\n")  # it holds the dev key: 0600
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror}") from None
     print(path)
     return 0
 
@@ -140,18 +146,23 @@ def signed_request(
     """Send `body` to `url`, signed with the key (read_key), and return the status, reason and body.
 
     Raises UsageError for a URL that is not http(s), and CallFailed, saying `what` got no answer
-    (by default the method and URL), when no answer comes.
+    (by default the method and URL), when no answer comes or the answer redirects to another
+    origin (handler.same_origin): the signature is sent to the origin the user named, and no other.
     """
     from urllib.error import HTTPError, URLError
     from urllib.parse import urlsplit
-    from urllib.request import Request, urlopen
+    from urllib.request import Request
 
     from handler.protocol import JSON_CONTENT_TYPE, SIGNATURE_HEADER
+    from handler.same_origin import RedirectRefused, opener, origin
     from handler.signature import sign
 
     target = urlsplit(url)
     if target.scheme not in ("http", "https") or not target.hostname:
-        raise UsageError(f"{url!r} is not an http(s) URL, like https://abc123.execute-api.us-east-1.amazonaws.com/")
+        # Not repeated: a key pasted where the URL goes would be printed back.
+        raise UsageError(
+            "the URL is not an http(s) URL: give one like https://abc123.execute-api.us-east-1.amazonaws.com/"
+        )
     key, is_dev_key = read_key(key_file)
     if is_dev_key and not _is_loopback(target.hostname):
         print(
@@ -164,8 +175,14 @@ def signed_request(
         headers={SIGNATURE_HEADER: sign(key, body), "content-type": JSON_CONTENT_TYPE, "user-agent": USER_AGENT},
     )
     try:
-        with urlopen(request, timeout=timeout) as response:  # noqa: S310 - as above
+        with opener().open(request, timeout=timeout) as response:
             return response.status, response.reason, response.read()
+    except RedirectRefused as refused:
+        raise CallFailed(
+            f"{what or f'{method} {url}'} was redirected ({refused.status}) to {refused.target}, another origin than "
+            f"{origin(url)}: not followed, so the signature went nowhere else. If you trust that server, name its "
+            "URL yourself."
+        ) from None
     except HTTPError as error:
         return error.code, error.reason, error.read()
     except (URLError, OSError) as error:
@@ -318,13 +335,13 @@ def command_new_tool(arguments: argparse.Namespace) -> int:
         print(f"wrote {path.relative_to(root)}")
     print(
         f"{new.tool_name} answers as written. Make it yours: its description (the docstring), its input model "
-        "and its work; then `make check test`."
+        "and its work; then `make test-tools check` (its tests alone, then Median's rules)."
     )
     return 0
 
 
 class _NoAbbreviations:
-    def __init__(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    def __init__(self, subparsers: argparse._SubParsersAction[QuietParser]) -> None:
         self._subparsers = subparsers
 
     def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser:
@@ -338,11 +355,9 @@ def _request_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--input", help="the tool's input, a JSON object (default: {})")
 
 
-def parser() -> argparse.ArgumentParser:
+def parser() -> QuietParser:
     # No abbreviations: `--key SECRET` must not pass as `--key-file SECRET` and echo the key back.
-    root = argparse.ArgumentParser(
-        prog="python -m handler", description="Tools for the Median tools protocol.", allow_abbrev=False
-    )
+    root = QuietParser(prog="python -m handler", description="Tools for the Median tools protocol.", allow_abbrev=False)
     subparsers = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands = _NoAbbreviations(subparsers)
     signing = commands.add_parser("sign", help=command_sign.__doc__)
@@ -383,20 +398,25 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _refuse_key_arguments(argv: Sequence[str]) -> None:
-    """Stop before argparse, whose error would repeat the unknown argument (the key) on screen."""
-    for argument in argv:
-        if argument.split("=", 1)[0] in KEY_OPTIONS:
-            raise UsageError(
-                "a key is never taken as an argument, where shell history and ps would keep it: "
-                f"set ${KEY_ENV} or pass --key-file"
-            )
+    """Stop before argparse, and say where a key goes instead."""
+    from handler.arguments import is_key_option
+
+    if any(is_key_option(argument) for argument in argv):
+        raise UsageError(
+            "a key is never taken as an argument, where shell history and ps would keep it: "
+            f"set ${KEY_ENV} or pass --key-file"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         _refuse_key_arguments(argv)
-        arguments = parser().parse_args(argv)
+        try:
+            arguments = parse_quietly(parser(), argv)
+        except BadArguments as bad:
+            print(bad, file=sys.stderr)
+            return 2
         return int(arguments.run(arguments))
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -159,6 +159,9 @@ def _crashed(what: str, error: BaseException, ctx: ToolContext, *, returned: boo
     reference = ctx.reference
     # The answer's reference is all the caller has: the log line must carry it to be found by it.
     logger.error(f"{what} crashed", extra={"call_id": ctx.call_id, "reference": reference, **_crash_summary(error)})
+    from handler.local_crash import explain_locally  # only a crash pays for it, never a cold POST
+
+    explain_locally(what, reference, error)
     return Answer(
         500,
         error_body(ErrorCode.INTERNAL_ERROR, f"The tool failed on the server; reference {reference}.", post=True),

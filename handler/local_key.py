@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from handler.protocol import DEV_KEY_ENV
@@ -67,7 +68,38 @@ def _read(path: Path) -> str:
         raise DevKeyUnavailable(f"cannot read the dev key file {path}: {reason}") from None
     if not key:
         raise DevKeyUnavailable(f"the dev key file {path} is empty; delete it and a new key is made")
+    _keep_private(path)
     return key
+
+
+def _keep_private(path: Path) -> None:
+    """Take back what others may do with a key file copied, restored or unpacked with a wider mode."""
+    try:
+        if stat.S_IMODE(path.stat().st_mode) & ~_OWNER_ONLY:
+            path.chmod(_OWNER_ONLY)
+    except OSError as error:
+        raise DevKeyUnavailable(
+            f"the dev key file {path} is readable by others and cannot be made private ({error.strerror}); "
+            "delete it and a new key is made"
+        ) from None
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text`, which holds a key, to `path`, readable and writable by its owner alone (0600).
+
+    Whatever the umask, and whatever mode a file already there had: the text goes to a new
+    file made 0600 beside it, which then replaces it, so the old file's mode goes with it and
+    no reader ever sees half the text.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _OWNER_ONLY)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as staged:
+            staged.write(text)
+        staging.replace(path)
+    finally:
+        staging.unlink(missing_ok=True)
 
 
 def _create(path: Path, key: str) -> None:

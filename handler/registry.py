@@ -2,7 +2,8 @@
 
 A tool module that fails to import is the author's mistake, so the loader names it where they
 made it: `tools/<file>.py:<line>: <what is wrong>`, one line per broken module, in a
-`ToolLoadError` that `make check`, `make serve`, the test suite and GET all show as it is.
+`ToolLoadError` that `make check`, `make serve`, the test suite and GET all show as it is. So is
+an input model that pydantic cannot finish once the modules have run (handler/registration.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handler.env import setting
+from handler.key import running_in_deployed_lambda
 from handler.protocol import TOOLS_PACKAGE, TOOLS_PACKAGE_ENV
 
 if TYPE_CHECKING:
@@ -135,6 +137,7 @@ def _import_package(package: str) -> list[str] | None:
         return [_describe(error, package_directory(package))]
     directory = next(iter(imported.__path__), None)
     lines: list[str] = []
+    registered_before = len(registry.tools)
     for module in pkgutil.iter_modules(imported.__path__):
         if module.name.startswith("_"):
             continue
@@ -144,6 +147,16 @@ def _import_package(package: str) -> list[str] | None:
             line = _describe(error, directory, fallback=str(Path(directory or "", f"{module.name}.py")))
             if line not in lines:  # a module importing a broken one fails at the same line
                 lines.append(line)
+    if not running_in_deployed_lambda() and len(registry.tools) > registered_before:
+        # What only shows once the modules have run (a postponed annotation naming nothing, a
+        # schema that cannot be built): checked where it costs no cold start (handler/registration.py).
+        from handler.registration import registration_problems
+
+        try:
+            found = registration_problems(registry.tools[registered_before:])
+        except Exception as error:  # the checks run the author's models: a failure there is still one line
+            found = [_describe(error, directory)]
+        lines.extend(line for line in found if line not in lines)
     return lines or None
 
 
@@ -154,18 +167,39 @@ def shown_path(filename: str) -> str:
     return str(absolute.relative_to(here)) if absolute.is_relative_to(here) else str(absolute)
 
 
+def describe_failure(error: BaseException, package: str | None = None) -> str:
+    """`file:line: what is wrong` for an error raised by the author's code in the tools package."""
+    return _describe(error, package_directory(package))
+
+
 def _describe(error: BaseException, directory: str | None, fallback: str | None = None) -> str:
     """`file:line: what is wrong`, at the last place inside the tools package that the error passed."""
     if isinstance(error, ToolDefinitionError):
         return str(error)  # it knows the author's line already
-    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    what = f"{type(error).__name__}: {_one_line(error)}" if str(error) else type(error).__name__
     if isinstance(error, SyntaxError) and _inside(error.filename, directory):
         what = f"{type(error).__name__}: {error.msg}"
         return f"{shown_path(error.filename or '')}:{error.lineno}: {what}"
     frame = _last_frame_inside(error.__traceback__, directory)
+    if frame is not None and type(error).__module__.startswith("pydantic."):
+        # pydantic refuses a model at its `class` line: the field it is about is the author's line.
+        from handler.registration import refusal_at_class
+
+        refused = refusal_at_class(error, *frame)
+        if refused is not None:
+            return f"{shown_path(frame[0])}:{refused[0]}: {refused[1]}"
     if frame is not None:
         return f"{shown_path(frame[0])}:{frame[1]}: {what}"
     return f"{shown_path(fallback)}: {what}" if fallback else what
+
+
+def _one_line(error: BaseException) -> str:
+    """The message on one line. pydantic's run to paragraphs: the first says what is wrong, the last
+    is a link to its page, kept; the ones between are advice for writers of pydantic types."""
+    paragraphs = [" ".join(part.split()) for part in str(error).strip().split("\n\n")]
+    link = paragraphs[-1].removeprefix("For further information visit ") if len(paragraphs) > 1 else ""
+    head = paragraphs[0]
+    return f"{head} (see {link})" if link.startswith("https://") else head
 
 
 def _inside(filename: str | None, directory: str | None) -> bool:

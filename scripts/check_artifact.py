@@ -3,20 +3,27 @@
     python -m scripts.check_artifact [.aws-sam/build/MedianToolsFunction]
 
 It fails (exit 1, one line per problem) unless the artifact holds handler/ and tools/ and
-the prebuilt manifest GET serves, every compiled module is built for the template's
-architecture and CPython 3.13, and nothing of the workspace (tests, virtualenv, caches,
-the dev server) came along. It prints the size either way.
+the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts into it,
+every compiled module is built for the template's architecture and CPython 3.13, and
+nothing of the workspace (tests, virtualenv, caches, the dev server) came along. It prints
+the size either way.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from scripts.lock import locked_artifact_versions
 from scripts.sam_settings import lambda_architecture, wheel_machine
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_ARTIFACT = ROOT / ".aws-sam" / "build" / "MedianToolsFunction"
@@ -55,6 +62,39 @@ def compiled_problems(artifact: Path, machine: str) -> list[str]:
             problems.append(f"{name} is built for another Python than 3.13 ({PYTHON_TAG})")
         elif ".cpython-" in path.name and f"-{machine}-linux-gnu" not in path.name:
             problems.append(f"{name} is tagged for another platform than {machine}-linux-gnu")
+    return problems
+
+
+def installed_versions(artifact: Path) -> dict[str, str]:
+    """Normalised name -> version of each package installed in the artifact, from its .dist-info folder."""
+    versions = {}
+    for folder in artifact.glob("*.dist-info"):
+        # {name}-{version}.dist-info, the name escaped to letters, digits, `_` and `.` (neither has a `-`).
+        name, _, version = folder.name.removesuffix(".dist-info").partition("-")
+        versions[re.sub(r"[-_.]+", "-", name).lower()] = version
+    return versions
+
+
+def locked_version_problems(artifact: Path, locked: Mapping[str, str]) -> list[str]:
+    """Every way the artifact's packages differ from what uv.lock puts into it."""
+    installed = installed_versions(artifact)
+    rebuild = "build again (make build) from the committed uv.lock"
+    problems = [
+        f"{name} {installed[name]} is in the artifact, uv.lock has {version}: {rebuild}"
+        for name, version in sorted(locked.items())
+        if name in installed and installed[name] != version
+    ]
+    problems += [
+        f"{name} {version} is locked for the artifact but not in it: {rebuild}"
+        for name, version in sorted(locked.items())
+        if name not in installed
+    ]
+    problems += [
+        f"{name} {version} is in the artifact, but uv.lock does not put it there (runtime and tracing groups): "
+        f"add it to pyproject.toml's runtime group and run make lock, or {rebuild}"
+        for name, version in sorted(installed.items())
+        if name not in locked
+    ]
     return problems
 
 
@@ -104,11 +144,14 @@ def sizes(artifact: Path) -> tuple[int, int, int]:
     return len(files), unzipped, buffer.tell()
 
 
-def check(artifact: Path, architecture: str) -> list[str]:
+def check(artifact: Path, architecture: str, locked: Mapping[str, str] | None = None) -> list[str]:
+    """What is wrong with the artifact; `locked` is what uv.lock puts into it (read from the lock by default)."""
     if not artifact.is_dir():
         return [f"{artifact} does not exist: run `make build` (sam build) first"]
+    machine = wheel_machine(architecture)
     problems = [f"{name} is missing" for name in REQUIRED if not (artifact / name).is_file()]
-    problems += compiled_problems(artifact, wheel_machine(architecture))
+    problems += locked_version_problems(artifact, locked_artifact_versions(machine) if locked is None else locked)
+    problems += compiled_problems(artifact, machine)
     problems += manifest_problems(artifact)
     problems += stray_problems(artifact)
     return problems
@@ -138,7 +181,10 @@ def main(argv: list[str]) -> int:
     if problems:
         print(f"{len(problems)} problem(s) in the built artifact.", file=sys.stderr)
         return 1
-    print("OK: handler/, tools/ and the prebuilt manifest; compiled modules match; no workspace files.")
+    print(
+        "OK: handler/, tools/ and the prebuilt manifest; exactly uv.lock's packages and versions; "
+        "compiled modules match; no workspace files."
+    )
     return 0
 
 

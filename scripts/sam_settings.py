@@ -7,6 +7,12 @@ sam deploy will pass), else the template's default.
 
     python -m scripts.sam_settings architecture   # arm64
     python -m scripts.sam_settings wheel-machine  # aarch64, as pip's manylinux platform tags name it
+
+`sam local` takes `--parameter-overrides` in place of samconfig.toml's, not on top of them, so
+the Makefile passes samconfig's local overrides with its own added:
+
+    LOCAL_ARCH=x86_64 python -m scripts.sam_settings local-overrides
+    # ParametersSecretsExtensionLayerArn=none Architecture=x86_64
 """
 
 from __future__ import annotations
@@ -26,6 +32,11 @@ SAMCONFIG = ROOT / "samconfig.toml"
 CONFIG_ENV = "default"
 ARCHITECTURE_PARAMETER = "Architecture"
 ARCHITECTURE_ENV = "LAMBDA_ARCHITECTURE"
+# `make invoke LOCAL_ARCH=x86_64`: sam local on the host's architecture rather than the template's.
+LOCAL_ARCHITECTURE_ENV = "LOCAL_ARCH"
+# `make invoke PARAMETER_OVERRIDES="LogLevel=DEBUG"`: more overrides for sam local, over samconfig's.
+LOCAL_OVERRIDES_ENV = "PARAMETER_OVERRIDES"
+LOCAL_COMMAND = "local_invoke"  # samconfig's section for sam local invoke; start-api's holds the same overrides
 # Lambda's names for its instruction sets -> the machine in wheel tags and `uname -m`.
 WHEEL_MACHINES = {"arm64": "aarch64", "x86_64": "x86_64"}
 
@@ -55,6 +66,11 @@ def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
 
 def deploy_config(path: Path = SAMCONFIG, environment: str = CONFIG_ENV) -> dict[str, Any]:
     """samconfig.toml's settings for `sam deploy`: its global section overlaid with its deploy section."""
+    return command_config("deploy", path, environment)
+
+
+def command_config(command: str, path: Path = SAMCONFIG, environment: str = CONFIG_ENV) -> dict[str, Any]:
+    """samconfig.toml's settings for one SAM command (`local_invoke`, `deploy`, ...): global, then its own."""
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -62,7 +78,7 @@ def deploy_config(path: Path = SAMCONFIG, environment: str = CONFIG_ENV) -> dict
     except tomllib.TOMLDecodeError as error:
         raise ValueError(f"{path} is not valid TOML: {error}") from None
     sections = document.get(environment, {})
-    return {**sections.get("global", {}).get("parameters", {}), **sections.get("deploy", {}).get("parameters", {})}
+    return {**sections.get("global", {}).get("parameters", {}), **sections.get(command, {}).get("parameters", {})}
 
 
 def parameter_overrides(config: dict[str, Any]) -> dict[str, str]:
@@ -87,10 +103,23 @@ def wheel_machine(architecture: str) -> str:
     return WHEEL_MACHINES[architecture]
 
 
+def local_overrides(samconfig: Path = SAMCONFIG) -> str:
+    """`--parameter-overrides` for sam local: samconfig's own, then $PARAMETER_OVERRIDES, then $LOCAL_ARCH's."""
+    overrides = parameter_overrides(command_config(LOCAL_COMMAND, samconfig))
+    overrides |= parameter_overrides({"parameter_overrides": os.environ.get(LOCAL_OVERRIDES_ENV, "")})
+    local_architecture = os.environ.get(LOCAL_ARCHITECTURE_ENV, "").strip()
+    if local_architecture:
+        if local_architecture not in WHEEL_MACHINES:
+            raise ValueError(f"LOCAL_ARCH={local_architecture!r} is not one of Lambda's: {', '.join(WHEEL_MACHINES)}")
+        overrides[ARCHITECTURE_PARAMETER] = local_architecture
+    return " ".join(f"{key}={shlex.quote(value)}" for key, value in overrides.items())
+
+
 def main(argv: list[str]) -> int:
     commands = {
         "architecture": lambda: lambda_architecture(),
         "wheel-machine": lambda: wheel_machine(lambda_architecture()),
+        "local-overrides": lambda: local_overrides(),
     }
     if len(argv) != 1 or argv[0] not in commands:
         print(f"usage: python -m scripts.sam_settings {{{'|'.join(commands)}}}", file=sys.stderr)
@@ -98,7 +127,7 @@ def main(argv: list[str]) -> int:
     try:
         print(commands[argv[0]]())
     except (OSError, KeyError, ValueError) as error:
-        print(f"error: cannot tell the function's architecture: {error}", file=sys.stderr)
+        print(f"error: cannot tell the function's settings: {error}", file=sys.stderr)
         return 1
     return 0
 

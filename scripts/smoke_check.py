@@ -18,7 +18,6 @@ It imports only the standard library and handler's signature code, so any Python
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import secrets
@@ -28,10 +27,12 @@ from pathlib import Path
 from typing import Any
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlsplit
-from urllib.request import Request, urlopen
+from urllib.request import Request
 
+from handler.arguments import BadArguments, QuietParser, is_key_option, parse_quietly
 from handler.cli import KEY_ENV, USER_AGENT
 from handler.protocol import SIGNATURE_HEADER, ErrorCode
+from handler.same_origin import RedirectRefused, opener, origin
 from handler.signature import SignatureError, sign
 
 ENDPOINT_OUTPUT = "MedianEndpointUrl"  # template.yaml's output
@@ -65,8 +66,14 @@ def signed_get(url: str, key: str) -> tuple[int, Any]:
     )
     for attempt in range(1, GATEWAY_RETRIES + 1):
         try:
-            with urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310 - as above
+            with opener().open(request, timeout=TIMEOUT_SECONDS) as response:
                 status, payload = response.status, response.read()
+        except RedirectRefused as refused:
+            # The signature, under $MEDIAN_KEY on the second GET, goes to the endpoint's origin alone.
+            raise SmokeCheckFailed(
+                f"GET {url} was redirected ({refused.status}) to {refused.target}, another origin than "
+                f"{origin(url)}: not followed. Is this URL the endpoint's?"
+            ) from None
         except HTTPError as error:
             status, payload = error.code, error.read()
         except (URLError, OSError) as error:
@@ -118,22 +125,31 @@ def check_manifest(url: str, key: str) -> int:
     if status == 401:
         raise SmokeCheckFailed(
             f"GET {url} signed with ${KEY_ENV} -> 401: the secret holds another key than ${KEY_ENV}. "
-            "Put Median's key in the secret (README, Rotate the key), or fix the GitHub secret."
+            "Put Median's key in the secret (docs/deploy.md, 'Rotate the key'), or fix the GitHub secret."
         )
     raise SmokeCheckFailed(f"GET {url} signed with ${KEY_ENV} -> {status} {code}; expected 200 and the manifest.")
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    argv = sys.argv[1:] if argv is None else argv
+    # Its output is a CI log: a key typed on its command line must not be printed there.
+    if any(is_key_option(argument) for argument in argv):
+        print(f"error: the key is read from ${KEY_ENV} only, never from an argument", file=sys.stderr)
+        return 2
+    options = QuietParser(description=__doc__.split("\n", 1)[0], allow_abbrev=False)
     source = options.add_mutually_exclusive_group(required=True)
     source.add_argument("url", nargs="?", help="the endpoint's URL")
     source.add_argument("--stack-outputs", type=Path, help="a file of `sam list stack-outputs --output json`")
-    arguments = options.parse_args(argv)
+    try:
+        arguments = parse_quietly(options, argv)
+    except BadArguments as bad:
+        print(bad, file=sys.stderr)
+        return 2
     try:
         url = arguments.url or endpoint_from_outputs(arguments.stack_outputs)
         target = urlsplit(url)
         if target.scheme not in ("http", "https") or not target.hostname:
-            raise SmokeCheckFailed(f"{url!r} is not an http(s) URL")
+            raise SmokeCheckFailed("the URL is not an http(s) URL")  # not repeated: it may be a misplaced key
         check_key_is_read(url)
         print(f"{url}: answers, and reads its Median key", file=sys.stderr)
         key = os.environ.get(KEY_ENV, "").strip()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,6 +19,8 @@ from tests.scratch_tools import SAMPLE_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from devserver.server import DevServer
 
 REPO = Path(__file__).resolve().parent.parent
 READY_LINE = "Press Ctrl-C to stop."
@@ -34,7 +38,22 @@ class DevServerProcess:
 
     @property
     def inspector_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/_inspector"
+        """The link the server printed: the page, with the token that lets it run tools."""
+        return f"http://127.0.0.1:{self.port}/_inspector?token={self.token}"
+
+    @property
+    def token(self) -> str:
+        printed = re.search(r"/_inspector\?token=([A-Za-z0-9_-]+)", self.output())
+        assert printed, f"the dev server printed no inspector link:\n{self.output()}"
+        return printed.group(1)
+
+    def inspector_api(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.port}/_inspector/api/{name}"
+
+    @property
+    def token_header(self) -> dict[str, str]:
+        """What the page sends with every API request: the printed token."""
+        return {"x-inspector-token": self.token}
 
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
@@ -82,3 +101,18 @@ def running_devserver(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def serving_in_process(**limits: float) -> Iterator[DevServer]:
+    """A `DevServer` on a free loopback port in this process, with the limits given (small, for tests)."""
+    from devserver.server import DevServer
+
+    server = DevServer(0, **limits)  # type: ignore[arg-type]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -67,11 +67,11 @@ class ProjectCopy:
 
 
 def copy_project(root: Path) -> ProjectCopy:
-    """handler/, pyproject.toml, the Makefile and tests/ (without the framework's suites) under `root`,
+    """handler/, pyproject.toml, uv.lock, the Makefile and tests/ (without the framework's suites) under `root`,
     an empty `tools` package, and a .venv that is a link to the running interpreter's virtualenv."""
     shutil.copytree(REPO / "handler", root / "handler", ignore=shutil.ignore_patterns(*_CACHES, "manifest.json"))
     shutil.copytree(REPO / "tests", root / "tests", ignore=_left_out_of_tests)
-    for name in ("pyproject.toml", "Makefile"):
+    for name in ("pyproject.toml", "uv.lock", "Makefile"):
         shutil.copy2(REPO / name, root / name)
     (root / ".venv").symlink_to(sys.prefix, target_is_directory=True)
     (root / "tools").mkdir()

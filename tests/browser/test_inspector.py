@@ -217,7 +217,8 @@ def test_sync_problems_are_listed_and_no_diagnostics_is_offered(
 
 def test_the_readme_screenshot_shows_the_page_as_it_is(inspector: LoadedPage, server: DevServerProcess) -> None:
     # GIVEN the page and the manifest it shows (less the server's port, which differs per run)
-    with urllib.request.urlopen(f"{server.inspector_url}/api/manifest", timeout=10) as response:  # noqa: S310
+    request = urllib.request.Request(server.inspector_api("manifest"), headers=server.token_header)  # noqa: S310
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
         view = json.loads(response.read())
     view.pop("endpoint")
     current = fingerprint(PAGE_FILE.read_bytes(), json.dumps(view, sort_keys=True).encode(), json.dumps(WIDE).encode())

@@ -63,8 +63,9 @@ def test_the_startup_text_points_at_the_inspector_and_shows_curl(server: DevServ
     # GIVEN the dev server has started
     # WHEN its startup text is read
     text = server.output()
-    # THEN it names the inspector's address and gives copy-paste curl commands
-    assert f"{server.inspector_url}\n" in text
+    # THEN it names the inspector's address, with its token, and gives copy-paste curl commands
+    assert f"Inspect and try your tools in a browser: http://127.0.0.1:{server.port}/_inspector?token=" in text
+    assert len(server.token) >= 43  # 32 random bytes
     assert f'curl -s {server.url} -H "median-signature: $(.venv/bin/python -m handler sign)"' in text
     assert "BODY='" in text
 
@@ -109,7 +110,7 @@ def test_an_endpoint_with_no_tools_starts_and_its_example_is_diagnostics(tmp_pat
 def test_the_inspector_page_is_one_file_that_may_load_nothing_from_outside(server: DevServerProcess) -> None:
     # GIVEN the dev server
     # WHEN the inspector page is fetched
-    status, headers, body = fetch(server.inspector_url, headers={"Host": f"127.0.0.1:{server.port}"})
+    status, headers, body = fetch(f"{server.url}_inspector", headers={"Host": f"127.0.0.1:{server.port}"})
     # THEN it is HTML whose policy lets it reach only this server, and it links to nothing else
     assert status == 200
     assert headers["Content-Type"] == "text/html; charset=utf-8"
@@ -132,10 +133,10 @@ def test_the_curl_command_from_a_call_runs_as_printed(server: DevServerProcess, 
     # GIVEN a call made from the inspector
     request = json.dumps({"op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}}).encode()
     status, _, body = fetch(
-        f"{server.inspector_url}/api/call",
+        server.inspector_api("call"),
         method="POST",
         body=request,
-        headers={"Content-Type": "application/json", "Origin": server.url.rstrip("/")},
+        headers={"Content-Type": "application/json", "Origin": server.url.rstrip("/"), **server.token_header},
     )
     assert status == 200
     curl = json.loads(body)["curl"]

@@ -67,7 +67,7 @@ def signed_get(server: DevServerProcess) -> tuple[int, Any]:
 
 
 def inspector_view(server: DevServerProcess) -> tuple[int, Any]:
-    return fetch(f"{server.inspector_url}/api/manifest")
+    return fetch(server.inspector_api("manifest"), server.token_header)
 
 
 def description(answer: tuple[int, Any]) -> str | None:
@@ -121,7 +121,7 @@ def test_a_saved_change_is_served_and_a_broken_save_is_named_until_it_is_fixed(t
         assert f"notes.py changed: the tools in tools/ failed to import:\n  {line}\n" in server.output()
         assert "Traceback" not in server.output()
         # AND the page's once-a-second question, whether the tools reloaded, is answered but not logged
-        status, revision = fetch(f"{server.inspector_url}/api/revision")
+        status, revision = fetch(server.inspector_api("revision"), server.token_header)
         assert status == 200 and revision["revision"] >= 3
         assert "GET /_inspector/api/manifest -> 500" in server.output()
         assert "/_inspector/api/revision" not in server.output()

@@ -89,6 +89,23 @@ def test_the_generated_files_pass_the_projects_lint(project: ProjectCopy, name: 
     assert formatted.returncode == 0, formatted.stdout
 
 
+def test_make_lint_type_checks_tools_and_the_scaffolds_tool_passes(project: ProjectCopy) -> None:
+    # GIVEN a scaffolded tool
+    made = project.run("-m", "handler", "new-tool", NAME)
+    assert made.returncode == 0, made.stderr
+    # WHEN `make lint`'s mypy runs under the project's settings
+    checked = project.run("-m", "mypy")
+    # THEN the tool passes strict type checking
+    assert checked.returncode == 0, checked.stdout
+    # AND WHEN a tool is given a type mistake
+    tool = project.root / TOOL_FILE
+    tool.write_text(tool.read_text(encoding="utf-8") + '\n\nSTATUS: int = _RECORDS["EXAMPLE-1"]\n', encoding="utf-8")
+    checked = project.run("-m", "mypy")
+    # THEN mypy names the author's file and line
+    assert checked.returncode == 1
+    assert f"{TOOL_FILE}:" in checked.stdout and "Incompatible types in assignment" in checked.stdout
+
+
 def test_tests_tools_is_made_a_package_when_it_was_deleted(project: ProjectCopy) -> None:
     # GIVEN a project without tests/tools/ (the examples' tests deleted, folder and all)
     assert not (project.root / "tests" / "tools").exists()
@@ -220,6 +237,25 @@ def test_make_new_tool_runs_it(project: ProjectCopy) -> None:
     assert made.returncode == 0, made.stdout + made.stderr
     assert (project.root / TOOL_FILE).is_file()
     assert (project.root / TEST_FILE).is_file()
+
+
+def test_make_test_tools_runs_the_tools_tests_alone_and_the_next_steps_name_it(project: ProjectCopy) -> None:
+    # GIVEN a scaffolded tool, and a failing test outside tests/tools/
+    made = project.make("new-tool", f"NAME={NAME}")
+    assert made.returncode == 0, made.stdout + made.stderr
+    project.write("tests/test_elsewhere.py", "def test_elsewhere() -> None:\n    raise AssertionError('not ours')\n")
+    # THEN the printed next steps name the quick loop
+    assert "make test-tools check" in made.stdout
+    # WHEN the author runs `make test-tools`
+    tools_only = project.make("test-tools")
+    # THEN the tool's four tests run, and nothing else
+    assert tools_only.returncode == 0, tools_only.stdout + tools_only.stderr
+    assert "4 passed" in tools_only.stdout
+    assert "test_elsewhere" not in tools_only.stdout
+    # AND `make test` still runs everything, the failing test included
+    everything = project.make("test")
+    assert everything.returncode != 0
+    assert "test_elsewhere" in everything.stdout and "4 passed" in everything.stdout
 
 
 def test_make_new_tool_without_a_name_says_how_to_give_one(project: ProjectCopy) -> None:

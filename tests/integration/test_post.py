@@ -27,6 +27,14 @@ def _key(key_in_secrets_manager: str, sample_tools: Registry) -> None:
 
 
 @pytest.fixture
+def deployed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As Lambda runs the function, not sam local: what its log holds is what these tests check. (Off
+    Lambda, a crash is also printed in full for its author: tests/unit/test_crashes_explained_locally.py.)"""
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "median-tools")
+    monkeypatch.delenv("AWS_SAM_LOCAL", raising=False)
+
+
+@pytest.fixture
 def post(make_event: EventBuilder, invoke: Callable[..., TestAnswer]) -> Callable[..., TestAnswer]:
     """POSTs raw body bytes, signed, as an HTTP API event."""
 
@@ -272,6 +280,7 @@ class _CrashInput(BaseModel):
     ticketNumber: str = Field(description="The order number.")
 
 
+@pytest.mark.usefixtures("deployed")
 def test_a_crashing_tool_is_500_internal_error_naming_the_request_id_only(
     scratch_registry: Registry, post: Callable[..., TestAnswer], logs: LogCapture
 ) -> None:
@@ -379,6 +388,7 @@ def test_a_base64_body_is_verified_and_parsed_as_its_decoded_bytes(
     assert invoke(event).body["output"]["status"] == "waiting"
 
 
+@pytest.mark.usefixtures("deployed")
 def test_no_log_line_carries_the_key_a_signature_or_an_input_value(
     scratch_registry: Registry, make_event: EventBuilder, invoke: Callable[..., TestAnswer], logs: LogCapture
 ) -> None:

@@ -210,3 +210,31 @@ def test_a_url_that_is_not_http_is_refused(url: str, capsys: pytest.CaptureFixtu
     _, err = capsys.readouterr()
     assert status == 1
     assert "is not an http(s) URL" in err
+
+
+PASTED_KEY = "mk_live_pasted_into_the_workflow_0123"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--key", PASTED_KEY],
+        [f"--key={PASTED_KEY}"],
+        [f"-k{PASTED_KEY}"],
+        ["--median-key", PASTED_KEY],
+        [PASTED_KEY],  # in the URL's place
+        ["https://example.com/", PASTED_KEY],  # after the URL
+        ["--stack-outputs", "outputs.json", PASTED_KEY],
+        [f"--stack-outputs={PASTED_KEY}", "https://example.com/"],
+    ],
+)
+def test_a_key_on_the_command_line_is_never_printed_to_the_ci_log(
+    arguments: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a workflow step that passes the key on the smoke check's command line
+    # WHEN it runs
+    status = smoke_check.main(arguments)
+    # THEN it stops without sending anything, and its output, the CI log, never holds the key
+    out, err = capsys.readouterr()
+    assert status != 0
+    assert PASTED_KEY not in out + err

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from typing import TYPE_CHECKING
 
 import pytest
 
 from handler.manifest import build_manifest
 from scripts.check_artifact import check
+from scripts.lock import locked_artifact_versions
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,10 +27,26 @@ def shared_object(path: Path, machine: int) -> None:
     path.write_bytes(header + bytes(44))
 
 
+def dist_info(root: Path, name: str, version: str) -> Path:
+    """The metadata folder an installer writes for a package, named as wheels name it."""
+    folder = root / f"{name.replace('-', '_')}-{version}.dist-info"
+    folder.mkdir(parents=True)
+    (folder / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def locked_for_arm64() -> dict[str, str]:
+    """What the committed uv.lock puts into an arm64 artifact."""
+    return locked_artifact_versions("aarch64")
+
+
 @pytest.fixture
-def artifact(tmp_path: Path, sample_tools: Registry) -> Path:
-    """An artifact as the build lays it out for arm64, for the sample tools (tests/sample_tools/)."""
+def artifact(tmp_path: Path, sample_tools: Registry, locked_for_arm64: dict[str, str]) -> Path:
+    """An artifact as the build lays it out for arm64 from uv.lock, for the sample tools (tests/sample_tools/)."""
     root = tmp_path / "MedianToolsFunction"
+    for name, version in locked_for_arm64.items():
+        dist_info(root, name, version)
     for name in ("handler/app.py", "tools/__init__.py"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text("")
@@ -100,3 +118,54 @@ def test_the_inspector_in_the_artifact_is_caught(artifact: Path) -> None:
     # WHEN it is checked
     # THEN the check names it as the dev server's, which must never be deployed
     assert "handler/inspector.html is part of the local dev server" in check(artifact, "arm64")
+
+
+def test_a_package_at_another_version_than_the_lock_is_caught(artifact: Path, locked_for_arm64: dict[str, str]) -> None:
+    # GIVEN an artifact whose pydantic is not the locked one (a build that resolved the ranges afresh)
+    locked = locked_for_arm64["pydantic"]
+    shutil.rmtree(artifact / f"pydantic-{locked}.dist-info")
+    dist_info(artifact, "pydantic", "2.0.0")
+    # WHEN it is checked
+    problems = check(artifact, "arm64")
+    # THEN the check names the package, both versions, and how to get the locked one
+    assert (
+        f"pydantic 2.0.0 is in the artifact, uv.lock has {locked}: build again (make build) from the committed uv.lock"
+        in (problems)
+    )
+
+
+def test_a_locked_package_missing_from_the_artifact_is_caught(artifact: Path, locked_for_arm64: dict[str, str]) -> None:
+    # GIVEN an artifact without aws-xray-sdk (the tracing group was not installed)
+    locked = locked_for_arm64["aws-xray-sdk"]
+    shutil.rmtree(artifact / f"aws_xray_sdk-{locked}.dist-info")
+    # WHEN it is checked
+    # THEN the check names it, with its locked version
+    assert any(
+        problem.startswith(f"aws-xray-sdk {locked} is locked for the artifact but not in it")
+        for problem in (check(artifact, "arm64"))
+    )
+
+
+def test_a_package_the_lock_does_not_put_into_the_artifact_is_caught(artifact: Path) -> None:
+    # GIVEN botocore in the artifact, as tracing's dependencies would bring it without --no-deps
+    dist_info(artifact, "botocore", "1.40.0")
+    # WHEN it is checked
+    problems = check(artifact, "arm64")
+    # THEN the check names it and both ways out: lock it as a runtime dependency, or build again
+    assert any(
+        problem.startswith("botocore 1.40.0 is in the artifact, but uv.lock does not put it there")
+        and "run make lock" in problem
+        for problem in problems
+    )
+
+
+@pytest.mark.parametrize("machine", ["aarch64", "x86_64"])
+def test_the_lock_gives_each_architecture_the_runtime_group_and_never_the_runtimes_own_sdk(machine: str) -> None:
+    # GIVEN the committed uv.lock
+    # WHEN it is asked what an artifact for either architecture holds
+    locked = locked_artifact_versions(machine)
+    # THEN the runtime and tracing groups are there, at exact versions, and boto3 and botocore are
+    # not: the Lambda runtime provides them, precompiled (pyproject.toml, aws-sdk)
+    assert {"aws-lambda-powertools", "pydantic", "pydantic-core", "aws-xray-sdk", "wrapt"} <= set(locked)
+    assert not {"boto3", "botocore", "s3transfer"} & set(locked)
+    assert all(version[0].isdigit() for version in locked.values())

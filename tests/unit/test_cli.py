@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import string
 import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from handler.app import lambda_handler
 from handler.cli import main
@@ -53,36 +58,104 @@ def test_sign_prints_a_header_that_verifies(from_stdin: bool) -> None:
     assert not matches(header, "mk_other_key", body.encode())
 
 
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        ["sign", "--key", "mk_live_do_not_leak"],
-        ["sign", "--key=mk_live_do_not_leak"],
-        ["call", "http://127.0.0.1:9/", "--key", "mk_live_do_not_leak"],
-        ["event", "--median-key", "mk_live_do_not_leak"],
-    ],
+# Where a key typed on the command line may sit: every command, before or after its own arguments.
+COMMANDS = [["sign"], ["sign", "--body", "{}"], ["call", "http://127.0.0.1:9/"], ["event"], ["local-env"], ["check"]]
+LONG_KEY_OPTIONS = ["--key", "--median-key", "--secret"]
+# Each long option, and each abbreviation or extension of it someone might type.
+KEY_OPTION_NAMES = sorted(
+    {option[:length] for option in LONG_KEY_OPTIONS for length in range(3, len(option) + 1)} - {"--key-file"[:3]}
+    | {"--k", "--keys", "--key-value", "--secret-key", "--median-key-value", "--KEY", "--Median-Key", "--median_key"}
 )
-def test_a_key_given_as_an_argument_is_refused_without_repeating_it(
-    arguments: list[str], capsys: pytest.CaptureFixture[str]
+keys = st.text(alphabet=string.ascii_letters + string.digits + "_-+/=", min_size=12, max_size=40).map(
+    lambda text: f"mk_live_{text}"
+)
+
+
+def spelled(option: str, key: str, form: str) -> list[str]:
+    return {"separate": [option, key], "equals": [f"{option}={key}"], "attached": [f"{option}{key}"]}[form]
+
+
+def run_main(arguments: list[str]) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(arguments)
+    return status, out.getvalue() + err.getvalue()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    command=st.sampled_from(COMMANDS),
+    option=st.sampled_from([*KEY_OPTION_NAMES, "-k", "-K", "-key"]),
+    form=st.sampled_from(["separate", "equals", "attached"]),
+    key=keys,
+    first=st.booleans(),
+)
+def test_every_spelling_of_a_key_option_is_refused_without_repeating_it(
+    command: list[str], option: str, form: str, key: str, first: bool
 ) -> None:
-    # GIVEN a command line that tries to pass the key itself
+    # GIVEN a command line that passes the key with any spelling of a key option, anywhere in it
+    if option.startswith("--") and form == "attached":
+        form = "equals"  # `--keymk_live_...` is a long option of its own name: covered by KEY_OPTION_NAMES
+    key_arguments = spelled(option, key, form)
+    arguments = [command[0], *key_arguments, *command[1:]] if first else [*command, *key_arguments]
     # WHEN the CLI reads it
-    status = main(arguments)
+    status, printed = run_main(arguments)
     # THEN it refuses, says where a key goes instead, and never prints the key back
-    out, err = capsys.readouterr()
     assert status == 2
-    assert "MEDIAN_KEY" in err and "--key-file" in err
-    assert "mk_live_do_not_leak" not in out + err
+    assert "MEDIAN_KEY" in printed and "--key-file" in printed
+    assert key not in printed
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    placement=st.sampled_from(
+        [
+            ["sign", "{key}"],  # a stray positional
+            ["{key}"],  # in the command's place
+            ["check", "{key}", "--also", "a.json"],
+            ["sign", "--body", "{{}}", "{key}"],
+            ["manifest", "--pretty={key}"],  # an explicit value to a flag that takes none
+            ["call", "http://127.0.0.1:9/", "--timeout", "{key}"],  # a value of the wrong type
+            ["call", "{key}"],  # in the URL's place
+            ["call", "http://127.0.0.1:9/", "--diagnostics={key}"],
+            ["sign", "--key-f", "{key}"],  # an abbreviation of --key-file, which is not taken
+            ["sign", "-x{key}"],  # an unknown short option with the key attached
+            ["event", "--{key}"],  # the key typed as an option
+        ]
+    ),
+    key=keys,
+)
+def test_a_key_pasted_anywhere_argparse_complains_is_never_printed(placement: list[str], key: str) -> None:
+    # GIVEN a key pasted where the command line has no room for it
+    arguments = [argument.format(key=key) for argument in placement]
+    # WHEN the CLI reads it
+    status, printed = run_main(arguments)
+    # THEN it is refused as wrong usage, and the error never repeats the key
+    assert status == 2
+    assert key not in printed
+    assert "error:" in printed
+
+
+def test_an_argparse_error_still_names_the_option_at_fault(capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN a flag given a value it does not take
+    # WHEN the CLI reads it
+    status = main(["manifest", "--pretty=mk_live_do_not_leak"])
+    # THEN the message names the option and where to read the usage, with the value hidden
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "argument --pretty" in err and "python -m handler manifest --help" in err
+    assert "mk_live_do_not_leak" not in err
 
 
 def test_an_abbreviated_key_file_option_is_not_taken_for_key_file(capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN `--key-f`, which argparse would otherwise expand to --key-file
     # WHEN it is given
-    with pytest.raises(SystemExit) as exit_info:
-        main(["sign", "--key-f", "some-file"])
+    status = main(["sign", "--key-f", "some-file"])
     # THEN it is an unknown option, not a key file path
-    assert exit_info.value.code == 2
-    assert "cannot read the key file" not in capsys.readouterr().err
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --key-f" in err
+    assert "cannot read the key file" not in err
 
 
 def sam_local_env(env_file: Path) -> dict[str, str]:
@@ -154,6 +227,7 @@ def test_sam_local_can_set_every_variable_the_env_file_sets(tmp_path: Path) -> N
         (["event", "--tool", "ticketStatus", "--input", "{nope"], "is not JSON"),
         (["event", "--input", TICKET_INPUT], "--input goes with --tool"),
         (["call", "ftp://example.com/"], "is not an http(s) URL"),
+        (["call", "mk_live_pasted_key"], "give one like https://"),
     ],
 )
 def test_wrong_usage_says_what_to_do(arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,6 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from devserver.inspector import route
+from handler import tool
 from handler.manifest import build_manifest
 from handler.protocol import KEY_SECRET_ENV, RISKS
 from handler.registry import Tool, load_tools, registry
@@ -18,12 +19,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from devserver.inspector import Reply
+    from handler.registry import Registry
 
 # The inspector shows and calls the sample tools (tests/sample_tools/).
 pytestmark = pytest.mark.usefixtures("sample_tools")
 
 PORT = 3000
-LOCAL = {"host": f"127.0.0.1:{PORT}"}
+TOKEN = "the-token-make-serve-printed"
+LOCAL = {"host": f"127.0.0.1:{PORT}", "x-inspector-token": TOKEN}
 
 
 @pytest.fixture(autouse=True)
@@ -33,12 +36,12 @@ def signing_with_a_dev_key() -> Iterator[None]:
 
 
 def get(path: str, headers: dict[str, str] | None = None) -> Reply:
-    return route("GET", path, headers if headers is not None else LOCAL, b"", port=PORT)
+    return route("GET", path, headers if headers is not None else LOCAL, b"", port=PORT, token=TOKEN)
 
 
 def call(document: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, Any]:
     sent = {**LOCAL, "content-type": "application/json", "origin": f"http://127.0.0.1:{PORT}", **(headers or {})}
-    reply = route("POST", "/_inspector/api/call", sent, json.dumps(document).encode(), port=PORT)
+    reply = route("POST", "/_inspector/api/call", sent, json.dumps(document).encode(), port=PORT, token=TOKEN)
     return reply.status, json.loads(reply.body)
 
 
@@ -183,9 +186,91 @@ def test_wrong_methods_and_paths_are_answered_plainly() -> None:
     # GIVEN the inspector
     # WHEN the call endpoint is read, the page is posted to, and a path that does not exist is asked for
     wrong_method = get("/_inspector/api/call")
-    post_page = route("POST", "/_inspector", LOCAL, b"", port=PORT)
+    post_page = route("POST", "/_inspector", LOCAL, b"", port=PORT, token=TOKEN)
     missing = get("/_inspector/nothing-here")
     # THEN each gets its own clear status
     assert (wrong_method.status, wrong_method.headers["Allow"]) == (405, "POST")
     assert (post_page.status, post_page.headers["Allow"]) == (405, "GET")
     assert missing.status == 404
+
+
+RUNS: list[str] = []
+
+
+class RefundInput(BaseModel):
+    order: str
+
+
+@pytest.fixture
+def recorded_high_risk_tool(sample_tools: Registry) -> list[str]:
+    """A `high` tool that records each run: the kind of tool a stranger must never run."""
+    RUNS.clear()
+
+    def refund_order(args: RefundInput) -> dict[str, str]:
+        """Refund an order in full."""
+        RUNS.append(args.order)
+        return {"refunded": args.order}
+
+    tool(risk="high")(refund_order)
+    return RUNS
+
+
+API_REQUESTS = [("GET", "manifest"), ("GET", "revision"), ("POST", "call")]
+WRONG_TOKENS = {
+    "none": ({}, 401, "unauthorized"),
+    "empty": ({"x-inspector-token": ""}, 401, "unauthorized"),
+    "another server's": ({"x-inspector-token": "a-token-from-another-run"}, 403, "forbidden"),
+    "a prefix of it": ({"x-inspector-token": TOKEN[:-1]}, 403, "forbidden"),
+    "it and more": ({"x-inspector-token": f"{TOKEN}x"}, 403, "forbidden"),
+    "in capitals": ({"x-inspector-token": TOKEN.upper()}, 403, "forbidden"),
+    "in another header": ({"authorization": f"Bearer {TOKEN}"}, 401, "unauthorized"),
+}
+
+
+@pytest.mark.parametrize(("method", "name"), API_REQUESTS)
+@pytest.mark.parametrize("wrong", list(WRONG_TOKENS))
+def test_the_api_answers_nothing_and_runs_nothing_without_the_printed_token(
+    recorded_high_risk_tool: list[str], method: str, name: str, wrong: str
+) -> None:
+    # GIVEN a process on the machine that reaches the port, but never saw the link make serve printed
+    token_headers, status, code = WRONG_TOKENS[wrong]
+    headers = {"host": f"127.0.0.1:{PORT}", "content-type": "application/json", **token_headers}
+    body = json.dumps({"op": "call", "tool": "refundOrder", "input": {"order": "ORD-1"}}).encode()
+    # WHEN it asks the inspector's API
+    reply = route(method, f"/_inspector/api/{name}", headers, body if method == "POST" else b"", port=PORT, token=TOKEN)
+    # THEN it is refused with a status and a line saying where the token comes from, and nothing ran
+    answer = json.loads(reply.body)
+    assert (reply.status, answer["error"]["code"]) == (status, code)
+    assert "the link `make serve` printed" in answer["error"]["message"]
+    assert TOKEN not in reply.body.decode()
+    assert recorded_high_risk_tool == []
+
+
+def test_with_the_printed_token_the_high_risk_tool_runs(recorded_high_risk_tool: list[str]) -> None:
+    # GIVEN the page, holding the token from the printed link
+    # WHEN it calls the high-risk tool
+    status, reply = call({"op": "call", "tool": "refundOrder", "input": {"order": "ORD-1"}})
+    # THEN it runs, once
+    assert (status, reply["status"]) == (200, 200)
+    assert recorded_high_risk_tool == ["ORD-1"]
+
+
+def test_the_page_itself_holds_no_secret_and_is_served_to_anyone() -> None:
+    # GIVEN a request for the page without a token (a bookmark, or a second tab)
+    # WHEN it is answered
+    reply = route("GET", "/_inspector", {"host": f"127.0.0.1:{PORT}"}, b"", port=PORT, token=TOKEN)
+    # THEN it is the page, which holds neither the token nor the key, and will ask for the link
+    assert reply.status == 200
+    assert TOKEN.encode() not in reply.body and TEST_KEY.encode() not in reply.body
+
+
+def test_a_lone_surrogate_in_the_call_id_comes_back_as_json_with_the_handlers_400() -> None:
+    # GIVEN a call whose callId holds a lone surrogate (a "\ud800" escape alone)
+    # WHEN the inspector makes it
+    status, reply = call(
+        {"op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1"}, "callId": "c\ud800"}
+    )
+    # THEN the answer is JSON in UTF-8, holding the handler's 400, and the callId with U+FFFD in its place
+    assert status == 200
+    assert (reply["status"], reply["errorCode"]) == (400, "bad_request")
+    assert reply["callId"] == "c\ufffd"

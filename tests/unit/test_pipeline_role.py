@@ -82,8 +82,10 @@ def sam_generated(resource: dict[str, Any], globals_: dict[str, Any]) -> tuple[s
         if "AutoPublishAlias" in properties:
             types |= {"AWS::Lambda::Version", "AWS::Lambda::Alias"}
         if "DeploymentPreference" in properties:
-            types |= {"AWS::CodeDeploy::Application", "AWS::CodeDeploy::DeploymentGroup", "AWS::IAM::Role"}
-            policies.add(CODEDEPLOY_FOR_LAMBDA)
+            types |= {"AWS::CodeDeploy::Application", "AWS::CodeDeploy::DeploymentGroup"}
+            if "Role" not in properties["DeploymentPreference"]:
+                types.add("AWS::IAM::Role")
+                policies.add(CODEDEPLOY_FOR_LAMBDA)
         if "EventInvokeConfig" in properties:
             types.add("AWS::Lambda::EventInvokeConfig")
         for unknown in ("FunctionUrlConfig", "ProvisionedConcurrencyConfig", "CodeSigningConfigArn"):
@@ -97,12 +99,14 @@ def sam_generated(resource: dict[str, Any], globals_: dict[str, Any]) -> tuple[s
         return {"AWS::ApiGatewayV2::Api", "AWS::ApiGatewayV2::Stage"}, set()
     if kind.startswith("AWS::Serverless::"):
         raise teach(kind)
+    if kind == "AWS::IAM::Role":
+        return {kind}, {arn["Fn::Sub"] for arn in properties.get("ManagedPolicyArns", [])}
     return {kind}, set()
 
 
 @cache
 def deployed() -> tuple[frozenset[str], frozenset[str]]:
-    """Every resource type the stack will hold, and every managed policy SAM attaches to its roles."""
+    """Every resource type the stack will hold, and every managed policy its roles get (from SAM or the template)."""
     template = load_template(TEMPLATE)
     types: set[str] = set()
     policies: set[str] = set()
@@ -159,16 +163,17 @@ def test_the_deploy_role_and_execution_role_cover_every_resource_the_stack_holds
             assert CREATED_BY[resource_type].lower() in execution_actions, where
 
 
-def test_the_stacks_roles_may_get_only_the_managed_policies_sam_attaches() -> None:
-    # GIVEN the managed policies SAM attaches to the roles it makes (the function's, CodeDeploy's)
+def test_the_stacks_roles_may_get_only_the_managed_policies_the_template_attaches() -> None:
+    # GIVEN the managed policies the stack's roles get, written in template.yaml or attached by SAM
     _, attached = deployed()
     # WHEN the execution role's AttachRolePolicy condition is read
-    [attach] = [s for s in statements("CloudFormationExecutionRole") if "iam:AttachRolePolicy" in s["Action"]]
+    [attach] = [s for s in statements("CloudFormationExecutionRole") if "iam:AttachRolePolicy" in as_list(s["Action"])]
     allowed = {entry["Fn::Sub"] for entry in attach["Condition"]["ArnEquals"]["iam:PolicyARN"]}
-    # THEN it allows each of them, and only managed policies AWS publishes
-    assert BASIC_EXECUTION in attached, "every function SAM gives a role has the basic execution policy"
+    # THEN it allows each of them, only managed policies AWS publishes, and not the wide ones
+    # the function's role no longer needs (any log group; X-Ray whether traced or not)
     assert attached <= allowed
     assert all(arn.startswith(MANAGED) for arn in allowed)
+    assert not allowed & {BASIC_EXECUTION, XRAY_WRITE}
 
 
 @pytest.mark.parametrize(
@@ -235,6 +240,8 @@ def test_stack_scoped_statements_name_the_stage_stack() -> None:
     # GIVEN the execution role's statements whose resources carry names
     named = {
         "StackRoles",
+        "StackRolesOnlyWithinTheBoundary",
+        "StackRolesGetOnlyTheTemplatesManagedPolicy",
         "StackFunction",
         "StackLogGroups",
         "StackTables",

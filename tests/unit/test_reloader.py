@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from handler.registry import Registry
     from handler.testing import MedianTestClient
 
-LOCAL = {"host": "127.0.0.1:3000"}
+TOKEN = "the-token-make-serve-printed"
+LOCAL = {"host": "127.0.0.1:3000", "x-inspector-token": TOKEN}
 # A tool whose description comes from a helper module of the author's, as shared wording might.
 POINTS = (
     MODEL
@@ -79,7 +80,9 @@ def test_a_broken_reload_is_said_served_as_500_and_shown_until_fixed(
     authors_package.module("_wording", "POINTS_DESCRIPTION = undefined_wording\n")
     # THEN the reload says the line, GET answers 500 with it, and the inspector is told to look again
     with dev_key(TEST_KEY):
-        revision = json.loads(route("GET", "/_inspector/api/revision", LOCAL, b"", port=3000).body)["revision"]
+        revision = json.loads(route("GET", "/_inspector/api/revision", LOCAL, b"", port=3000, token=TOKEN).body)[
+            "revision"
+        ]
         assert reloader.load([str(authors_package.folder / "_wording.py")]) is False
         line = f"{authors_package.at('_wording', 1)}: NameError: name 'undefined_wording' is not defined"
         assert said[-2:] == [
@@ -87,7 +90,9 @@ def test_a_broken_reload_is_said_served_as_500_and_shown_until_fixed(
             "GET answers 500 invalid_manifest until this is fixed; saving the file reloads the tools.",
         ]
         assert client.manifest().body["error"]["message"] == f"The endpoint's tools failed to import: {line}"
-        after = json.loads(route("GET", "/_inspector/api/revision", LOCAL, b"", port=3000).body)["revision"]
+        after = json.loads(route("GET", "/_inspector/api/revision", LOCAL, b"", port=3000, token=TOKEN).body)[
+            "revision"
+        ]
         assert after > revision
         # WHEN it is fixed
         authors_package.module("_wording", 'POINTS_DESCRIPTION = "Tell the points, again."\n')

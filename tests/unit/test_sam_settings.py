@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from scripts.sam_settings import ARCHITECTURE_ENV, lambda_architecture, wheel_machine
+from scripts.sam_settings import (
+    ARCHITECTURE_ENV,
+    LOCAL_ARCHITECTURE_ENV,
+    LOCAL_OVERRIDES_ENV,
+    lambda_architecture,
+    local_overrides,
+    parameter_overrides,
+    wheel_machine,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -51,3 +59,49 @@ def test_an_unknown_architecture_is_refused(tmp_path: Path, clean_env: pytest.Mo
     # THEN it stops, naming the architectures Lambda has
     with pytest.raises(ValueError, match="arm64, x86_64"):
         lambda_architecture(samconfig=samconfig(tmp_path, "Architecture=amd64"))
+
+
+def local_samconfig(tmp_path: Path, overrides: str) -> Path:
+    path = tmp_path / "samconfig.toml"
+    path.write_text(f'version = 0.1\n[default.local_invoke.parameters]\nparameter_overrides = "{overrides}"\n')
+    return path
+
+
+def test_sam_local_keeps_samconfigs_overrides_when_the_architecture_is_chosen(
+    tmp_path: Path, clean_env: pytest.MonkeyPatch
+) -> None:
+    # GIVEN samconfig's local overrides (the extension's layer off) and LOCAL_ARCH=x86_64
+    clean_env.setenv(LOCAL_ARCHITECTURE_ENV, "x86_64")
+    clean_env.delenv(LOCAL_OVERRIDES_ENV, raising=False)
+    # WHEN the Makefile asks what to pass sam local, which would replace samconfig's with it
+    overrides = parameter_overrides(
+        {"parameter_overrides": local_overrides(local_samconfig(tmp_path, "ParametersSecretsExtensionLayerArn=none"))}
+    )
+    # THEN both are there: samconfig's is not lost to the architecture's
+    assert overrides == {"ParametersSecretsExtensionLayerArn": "none", "Architecture": "x86_64"}
+
+
+def test_a_users_overrides_add_to_samconfigs_and_win_over_them(tmp_path: Path, clean_env: pytest.MonkeyPatch) -> None:
+    # GIVEN PARAMETER_OVERRIDES naming one parameter samconfig sets and one it does not, a value with a space
+    clean_env.delenv(LOCAL_ARCHITECTURE_ENV, raising=False)
+    clean_env.setenv(LOCAL_OVERRIDES_ENV, "ParametersSecretsExtensionLayerArn=arn:x 'MetricsNamespace=My Tools'")
+    config = local_samconfig(tmp_path, "ParametersSecretsExtensionLayerArn=none LogLevel=INFO")
+    # WHEN the Makefile asks
+    overrides = parameter_overrides({"parameter_overrides": local_overrides(config)})
+    # THEN the user's win where both name one, samconfig's stay where only it does, and the space survives
+    assert overrides == {
+        "ParametersSecretsExtensionLayerArn": "arn:x",
+        "LogLevel": "INFO",
+        "MetricsNamespace": "My Tools",
+    }
+
+
+def test_an_unknown_local_architecture_is_refused_naming_the_variable(
+    tmp_path: Path, clean_env: pytest.MonkeyPatch
+) -> None:
+    # GIVEN LOCAL_ARCH=amd64, Docker's name rather than Lambda's
+    clean_env.setenv(LOCAL_ARCHITECTURE_ENV, "amd64")
+    # WHEN the Makefile asks
+    # THEN it stops, naming the variable and Lambda's architectures
+    with pytest.raises(ValueError, match=r"LOCAL_ARCH='amd64' is not one of Lambda's: arm64, x86_64"):
+        local_overrides(local_samconfig(tmp_path, ""))

@@ -200,6 +200,21 @@ def test_the_topic_is_encrypted_with_a_key_cloudwatch_may_use(stack: Stack) -> N
     assert key["Properties"]["EnableKeyRotation"] is True
 
 
+def test_undelivered_alarms_rest_under_the_topics_key() -> None:
+    # GIVEN a stack that mails its alarms, with a queue for those SNS could not deliver
+    stack = translated(AlarmEmail="oncall@example.com")
+    key_name, key = stack.one_of_type("AWS::KMS::Key")
+    # THEN the queue is encrypted with the topic's own key, so an alarm is no easier to read there than in the topic
+    assert stack.properties("UndeliveredAlarmsQueue")["KmsMasterKeyId"] == {"Ref": key_name}
+    assert "SqsManagedSseEnabled" not in stack.properties("UndeliveredAlarmsQueue")
+    # AND the key lets SNS, for this account only, write into the queue and nothing more
+    statements = stack.resolve(key["Properties"]["KeyPolicy"])["Statement"]
+    (sns,) = [each for each in statements if each["Principal"] == {"Service": "sns.amazonaws.com"}]
+    assert sns["Effect"] == "Allow"
+    assert set(sns["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey*"}
+    assert sns["Condition"] == {"StringEquals": {"aws:SourceAccount": ACCOUNT_ID}}
+
+
 def test_only_this_stacks_alarms_may_publish_to_the_topic(stack: Stack) -> None:
     # GIVEN the topic's policy
     policy = stack.properties("AlarmTopicPolicy")

@@ -232,7 +232,14 @@ def test_the_inspector_shows_the_line_of_a_module_that_fails_to_import(authors_p
     line = broken(authors_package)
     # WHEN the inspector page asks for the manifest
     with dev_key(TEST_KEY):
-        reply = route("GET", "/_inspector/api/manifest", {"host": "127.0.0.1:3000"}, b"", port=3000)
+        reply = route(
+            "GET",
+            "/_inspector/api/manifest",
+            {"host": "127.0.0.1:3000", "x-inspector-token": "t"},
+            b"",
+            port=3000,
+            token="t",
+        )
     # THEN it gets GET's code and the lines to show
     assert reply.status == 500
     error = json.loads(reply.body)["error"]

@@ -196,3 +196,25 @@ def test_the_weekly_mutation_run_measures_every_guarding_module_and_keeps_its_ta
     upload = action_step("mutation.yml", "mutate", "actions/upload-artifact")
     assert upload["if"] == "always()"
     assert upload["with"]["path"] == ".mutmut/table.md"
+
+
+def test_every_pull_request_audits_the_lock_in_a_job_of_its_own() -> None:
+    # GIVEN the checks workflow
+    # THEN a job of its own runs `make audit` (uv's audit of uv.lock), on the runtime's Python,
+    # read-only, and .ci/run does not: no advisory source is reachable from its machines
+    assert make_targets("checks.yml", "audit") == ["audit"]
+    assert workflow("checks.yml")["jobs"]["audit"]["permissions"] == {"contents": "read"}
+    ci_run = (WORKFLOWS.parents[1] / ".ci" / "run").read_text(encoding="utf-8")
+    assert not re.search(r"^\s*make\b.*\baudit\b", ci_run, re.MULTILINE)
+
+
+def test_dependabot_proposes_lock_updates_on_the_actions_weekly_cooled_down_rhythm() -> None:
+    # GIVEN Dependabot's settings
+    dependabot = yaml.safe_load((WORKFLOWS.parent / "dependabot.yml").read_text(encoding="utf-8"))
+    updates = {update["package-ecosystem"]: update for update in dependabot["updates"]}
+    # THEN uv.lock is watched at the repository's root, on the same schedule and cooldown as the actions
+    assert updates["uv"]["directory"] == "/"
+    for setting in ("schedule", "cooldown"):
+        assert updates["uv"][setting] == updates["github-actions"][setting]
+    assert updates["uv"]["schedule"]["interval"] == "weekly"
+    assert updates["uv"]["cooldown"]["default-days"] >= 7

@@ -1,0 +1,71 @@
+"""Audit every version in uv.lock against known vulnerabilities: `make audit`, and GitHub's Checks.
+
+    python -m scripts.audit [--service-url URL]
+
+uv's own audit reads the lock itself, so it covers every group and both sides of each conflict
+(the SAM CLI's venv included) at the versions the venvs and the artifact install. It asks OSV's
+database (https://osv.dev) by default; --service-url names another OSV-compatible server.
+
+Exit 0: no known vulnerability. Exit 1: a finding, printed by uv with the package, its version,
+the advisory and the version that fixes it. Exit 2: nothing was audited, because no advisory
+data could be reached (one line says so) or uv failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+from scripts.lock import ROOT, uv_executable
+
+DEFAULT_SERVICE = "https://api.osv.dev"
+# `uv audit` is a preview command in the locked uv: naming the feature accepts that and quiets
+# the warning. The output this relies on (tests/unit/test_audit.py) is checked at every uv bump.
+PREVIEW = ("--preview-features", "audit-command")
+# How uv reports a request that got no usable answer: DNS, refused, timeout, TLS, or a server error.
+UNREACHABLE = ("error sending request", "Request failed after", "HTTP status server error")
+FINDINGS_EXIT = 1
+
+
+def audit_command(service_url: str | None) -> list[str]:
+    command = [uv_executable(), "audit", "--frozen", *PREVIEW, "--project", str(ROOT)]
+    return command + (["--service-url", service_url] if service_url else [])
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.audit", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--service-url", help=f"an OSV-compatible server (default {DEFAULT_SERVICE})")
+    arguments = parser.parse_args(argv)
+    environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "NO_COLOR": "1"}
+    result = subprocess.run(  # noqa: S603 - uv, with arguments of our own
+        audit_command(arguments.service_url), capture_output=True, text=True, check=False, env=environment
+    )
+    if result.returncode not in (0, FINDINGS_EXIT) and any(sign in result.stderr for sign in UNREACHABLE):
+        service = arguments.service_url or DEFAULT_SERVICE
+        # uv's innermost cause says why (name resolution, refused, 503): the one detail worth keeping.
+        reason = result.stderr.strip().splitlines()[-1].strip().removeprefix("cause: ").removeprefix("error: ")
+        print(
+            f"audit: no advisory data reachable from here ({service}: {reason}), so nothing was audited; "
+            "GitHub's Checks workflow audits uv.lock on every pull request.",
+            file=sys.stderr,
+        )
+        return 2
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    if result.returncode == 0:
+        return 0
+    if result.returncode == FINDINGS_EXIT:
+        print(
+            "audit: the lock holds a version with a known vulnerability (above: package, version, advisory, "
+            "fixed version). `make lock UPGRADE=<package>` moves it to the newest version pyproject.toml allows "
+            "(raise its range there if the fix is outside it), then commit uv.lock.",
+            file=sys.stderr,
+        )
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,152 @@
+"""The pipeline's permissions boundary: the stack's roles are created only under it, and it holds what they are granted.
+
+pipeline/oidc-role.yaml makes the boundary and its CloudFormation role refuses to create or
+widen a role without it; template.yaml sets it on its roles through a parameter that
+samconfig.toml's stages fill in. So a change to main cannot give the function more than the
+boundary allows, and a change that needs more fails here first, saying where to add it,
+rather than in a deploy.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scripts.sam_settings import SAMCONFIG, load_template, parameter_overrides
+from tests.sam_template import ACCOUNT_ID, REGION, STACK_NAME, translated
+
+ROLE_TEMPLATE = Path(__file__).resolve().parents[2] / "pipeline" / "oidc-role.yaml"
+BOUNDARY = {"Ref": "StackRolesPermissionsBoundary"}
+# The actions that give a role rights or set its boundary.
+WIDENING = {"iam:createrole", "iam:putrolepolicy", "iam:attachrolepolicy", "iam:putrolepermissionsboundary"}
+# A name CloudFormation generates for a stack's resource: "<stack>-<LogicalId>-<suffix>".
+GENERATED_ARN = {
+    "AWS::Logs::LogGroup": "arn:aws:logs:{region}:{account}:log-group:{stack}-{name}-ABC123:*",
+    "AWS::DynamoDB::Table": "arn:aws:dynamodb:{region}:{account}:table/{stack}-{name}-ABC123",
+}
+PIPELINE_PARAMETERS = {
+    "AWS::Partition": "aws",
+    "AWS::Region": REGION,
+    "AWS::AccountId": ACCOUNT_ID,
+    "AppStackName": STACK_NAME,
+}
+
+
+@cache
+def role_template() -> dict[str, Any]:
+    return load_template(ROLE_TEMPLATE)
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def execution_role_statements() -> list[dict[str, Any]]:
+    properties = role_template()["Resources"]["CloudFormationExecutionRole"]["Properties"]
+    return [statement for policy in properties["Policies"] for statement in policy["PolicyDocument"]["Statement"]]
+
+
+def boundary_statements() -> list[dict[str, Any]]:
+    boundary = role_template()["Resources"][BOUNDARY["Ref"]]
+    assert boundary["Type"] == "AWS::IAM::ManagedPolicy"
+    statements: list[dict[str, Any]] = boundary["Properties"]["PolicyDocument"]["Statement"]
+    return statements
+
+
+def pipeline_sub(value: Any) -> str:
+    """A resource of the pipeline's template as a glob, for the stage that deploys STACK_NAME."""
+    text = value if isinstance(value, str) else value["Fn::Sub"]
+    return re.sub(r"\$\{([^}]+)\}", lambda match: PIPELINE_PARAMETERS[match.group(1)], text)
+
+
+def test_the_execution_role_gives_a_role_rights_only_under_the_boundary() -> None:
+    # GIVEN every statement of the CloudFormation role that allows creating a role or granting it rights
+    widening = [
+        statement
+        for statement in execution_role_statements()
+        if statement["Effect"] == "Allow" and {a.lower() for a in as_list(statement["Action"])} & WIDENING
+    ]
+    assert widening
+    # THEN each allows it only on a role whose permissions boundary is the pipeline's
+    for statement in widening:
+        assert statement["Condition"]["StringEquals"]["iam:PermissionsBoundary"] == BOUNDARY, statement["Sid"]
+    # AND every one of those actions is covered, so none is allowed unconditioned elsewhere
+    assert {a.lower() for s in widening for a in as_list(s["Action"])} == WIDENING
+
+
+def test_the_boundary_can_be_neither_removed_nor_rewritten_by_a_deploy() -> None:
+    # GIVEN the CloudFormation role's explicit denials
+    denied = [s for s in execution_role_statements() if s["Effect"] == "Deny"]
+    actions = {a.lower() for s in denied for a in as_list(s["Action"])}
+    # THEN it may not take a role's boundary off, nor change the boundary policy itself
+    assert "iam:deleterolepermissionsboundary" in actions
+    assert {"iam:createpolicyversion", "iam:setdefaultpolicyversion", "iam:deletepolicy"} <= actions
+    assert any(BOUNDARY in as_list(s["Resource"]) for s in denied)
+    # AND nothing it is allowed touches a managed policy
+    allowed = {a.lower() for s in execution_role_statements() if s["Effect"] == "Allow" for a in as_list(s["Action"])}
+    assert not {a for a in allowed if "policyversion" in a or a in {"iam:createpolicy", "iam:deletepolicy"}}
+
+
+@pytest.mark.parametrize("tracing", ["true", "false"])
+def test_the_boundary_allows_everything_the_function_role_is_granted(tracing: str) -> None:
+    # GIVEN the function's role as the stage deploys it, each resource as CloudFormation names it
+    stack = translated(EnableTracing=tracing, PermissionsBoundaryPolicy=f"{STACK_NAME}-permissions-boundary")
+    role = stack.properties("MedianToolsFunctionRole")
+    boundary = [s for s in boundary_statements() if s["Effect"] == "Allow"]
+    for policy in role["Policies"]:
+        for statement in policy["PolicyDocument"]["Statement"]:
+            for action in as_list(statement["Action"]):
+                for resource in as_list(statement["Resource"]):
+                    if isinstance(resource, dict):
+                        name = resource["Fn::GetAtt"].split(".")[0]
+                        resource = GENERATED_ARN[stack.resources[name]["Type"]].format(
+                            region=REGION, account=ACCOUNT_ID, stack=STACK_NAME, name=name
+                        )
+                    # WHEN the boundary is asked whether it allows the grant
+                    allowing = [
+                        s
+                        for s in boundary
+                        if action in as_list(s["Action"])
+                        and any(fnmatch.fnmatchcase(resource, pipeline_sub(r)) for r in as_list(s["Resource"]))
+                    ]
+                    # THEN a statement of it does: a grant the boundary lacks would be denied in AWS
+                    assert allowing, (
+                        f"template.yaml grants the function {action} on {resource}, which the permissions boundary "
+                        "does not allow: add it to StackRolesPermissionsBoundary in pipeline/oidc-role.yaml, and "
+                        "update each stage's pipeline stack before deploying"
+                    )
+
+
+def test_the_boundary_names_the_stacks_own_resources() -> None:
+    # GIVEN the boundary's statements
+    for statement in boundary_statements():
+        # THEN each action is named one by one, and each resource is the stage stack's, except
+        # where the service names none (X-Ray) or the action only reads (CodeDeploy's alarms)
+        for action in as_list(statement["Action"]):
+            assert "*" not in action, f"{statement['Sid']}: {action}"
+        for resource in as_list(statement["Resource"]):
+            if resource == "*":
+                assert all(a.startswith(("xray:", "cloudwatch:Describe")) for a in as_list(statement["Action"]))
+            else:
+                assert "${AppStackName}" in resource["Fn::Sub"], f"{statement['Sid']}: {resource}"
+
+
+@pytest.mark.parametrize("stage", ["staging", "production"])
+def test_each_stage_deploys_under_its_pipeline_stacks_boundary(stage: str) -> None:
+    # GIVEN the stage's deploy settings in samconfig.toml, which the GitHub workflow deploys with
+    document = tomllib.loads(SAMCONFIG.read_text(encoding="utf-8"))
+    stack_name = document[stage]["global"]["parameters"]["stack_name"]
+    overrides = parameter_overrides(document[stage]["deploy"]["parameters"])
+    # THEN it names the boundary that stage's pipeline stack makes, by the name the stack gives it
+    assert role_template()["Resources"][BOUNDARY["Ref"]]["Properties"]["ManagedPolicyName"] == {
+        "Fn::Sub": "${AppStackName}-permissions-boundary"
+    }
+    assert overrides["PermissionsBoundaryPolicy"] == f"{stack_name}-permissions-boundary"
+    # AND its key's secret is one the boundary lets the function read: named under the stack's name
+    assert overrides["MedianKeySecretName"].startswith(f"{stack_name}/")
