@@ -65,6 +65,7 @@ GUARDS: dict[str, list[str]] = {
         "tests/unit/test_key_source_snapshot_state.py",
         "tests/unit/test_key_secret_answers.py",
         "tests/integration/test_key_rotation_log.py",
+        "tests/integration/test_key_kept_and_refused_log.py",
     ],
     "deadline": [
         "tests/unit/test_time_limits.py",
