@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import re
 import shutil
@@ -164,23 +165,24 @@ def prepare(module: str) -> Path:
     if missing:
         raise SystemExit(f"The tests named to guard {module} are missing: {', '.join(missing)}")
     also_copy = sorted(tops - {"handler", "tests", "pyproject.toml"})
+    pytest_arguments = ["-p", "no:cacheprovider", "-q", "-x", *(f"--deselect={test}" for test in NOT_UNDER_MUTMUT)]
+    # A JSON array of strings is a TOML array as it stands.
     settings = "\n".join(
         [
             "",
             "[tool.mutmut]",
             'source_paths = ["handler"]',
-            f'only_mutate = ["handler/{module}.py"]',
-            f"also_copy = {also_copy!r}",
-            f"pytest_add_cli_args_test_selection = {GUARDS[module]!r}",
-            "pytest_add_cli_args = "
-            + repr(["-p", "no:cacheprovider", "-q", "-x", *(f"--deselect={test}" for test in NOT_UNDER_MUTMUT)]),
+            f"only_mutate = {json.dumps([f'handler/{module}.py'])}",
+            f"also_copy = {json.dumps(also_copy)}",
+            f"pytest_add_cli_args_test_selection = {json.dumps(GUARDS[module])}",
+            f"pytest_add_cli_args = {json.dumps(pytest_arguments)}",
             # Git's view of what changed would be this copy's, which has no history.
             "use_git_change_detection = false",
             "",
         ]
     )
     with (workdir / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
-        pyproject.write(settings.replace("'", '"'))
+        pyproject.write(settings)
     now = datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     (workdir / "measured.txt").write_text(f"{now}, on {measured_code()}\n", encoding="utf-8")
     return workdir
