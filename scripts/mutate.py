@@ -128,10 +128,11 @@ class Tally:
     survived: list[str] = field(default_factory=list)
     equivalent: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
+    unchecked: int = 0  # a run stopped before its end leaves mutants mutmut has not tried
 
     @property
     def score(self) -> float:
-        judged = self.mutants - len(self.equivalent)
+        judged = self.mutants - self.unchecked - len(self.equivalent)
         return self.killed / judged if judged else 1.0
 
 
@@ -234,6 +235,9 @@ def measure(module: str, equivalents: dict[str, Equivalent], *, run: bool = True
             continue
         name, status = matched["name"], matched["status"].strip()
         tally.mutants += 1
+        if status == "not checked":
+            tally.unchecked += 1
+            continue
         if status in _KILLED:
             tally.killed += 1
             continue
@@ -273,9 +277,10 @@ def table(tallies: list[Tally]) -> str:
         if tally.failed:
             lines.append(f"| handler/{tally.module}.py | mutmut failed: .mutmut/{tally.module}/mutmut-run.log |||||")
             continue
+        partial = f" (run stopped with {tally.unchecked} not tried)" if tally.unchecked else ""
         lines.append(
             f"| handler/{tally.module}.py | {tally.mutants} | {tally.killed} | {len(tally.survived)} "
-            f"| {len(tally.equivalent)} | {tally.score:.1%} | {tally.measured} |"
+            f"| {len(tally.equivalent)} | {tally.score:.1%} | {tally.measured}{partial} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -301,7 +306,7 @@ def main() -> int:
     WORK.mkdir(exist_ok=True)
     (WORK / "table.md").write_text(report, encoding="utf-8")
     print(report)
-    below = [tally.module for tally in tallies if tally.failed or tally.score < REQUIRED_SCORE]
+    below = [tally.module for tally in tallies if tally.failed or tally.unchecked or tally.score < REQUIRED_SCORE]
     if below:
         print(f"Below {REQUIRED_SCORE:.0%} killed: {', '.join(below)}", file=sys.stderr)
         return 1
