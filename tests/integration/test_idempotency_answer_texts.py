@@ -6,6 +6,7 @@ carries; tests/integration/test_idempotency.py pins what happens, this pins what
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import TYPE_CHECKING
 
@@ -87,3 +88,25 @@ def test_a_table_that_cannot_be_read_says_the_tool_did_not_run_and_gives_the_ref
         "IdempotencyPersistenceLayerError",
         "ResourceNotFoundException",
     )
+
+
+def test_an_answer_replayed_from_the_record_is_logged_and_counted_for_its_tool(
+    client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a call that ran
+    client.call("countRuns", {"note": "refund 20"}, callId="call_replayed")
+    first_lines = len(logs.lines())
+    # WHEN it is retried
+    retry = client.call("countRuns", {"note": "refund 20"}, callId="call_replayed")
+    # THEN the retry's answer comes from the record: one info line says so with the callId, and
+    # the invocation's metrics count one replayed call for the tool
+    assert retry.status == 200
+    assert scratch.runs["countRuns"] == 1
+    [replayed] = [r for r in logs.records() if r["message"] == "Answered with the recorded answer of an earlier run"]
+    assert (replayed["level"], replayed["call_id"]) == ("INFO", "call_replayed")
+    retry_metrics = [json.loads(line) for line in logs.lines()[first_lines:] if line.startswith('{"_aws"')]
+    [emf] = retry_metrics
+    [directive] = emf["_aws"]["CloudWatchMetrics"]
+    assert "ReplayedCalls" in {metric["Name"] for metric in directive["Metrics"]}
+    assert emf["tool"] == "countRuns"
+    assert emf["ReplayedCalls"] == [1.0]
