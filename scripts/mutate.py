@@ -85,6 +85,7 @@ GUARDS: dict[str, list[str]] = {
         "tests/integration/test_retry_answer_sizes.py",
         "tests/integration/test_idempotency_answer_texts.py",
         "tests/integration/test_failed_save_with_no_deadline.py",
+        "tests/integration/test_failed_save_with_no_time_left.py",
         "tests/unit/test_idempotency_off_is_said.py",
     ],
 }

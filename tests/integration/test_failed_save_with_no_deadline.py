@@ -63,9 +63,9 @@ def test_with_no_deadline_a_save_lost_once_is_made_again(
     assert answer.status == 200
     assert retry.body == answer.body
     assert scratch.runs["refund"] == 1
-    assert [r["message"] for r in logs.records() if "second try" in r["message"]] == [
-        "The answer was recorded on a second try"
-    ]
+    [second_try] = [r for r in logs.records() if "second try" in r["message"]]
+    assert second_try["message"] == "The answer was recorded on a second try"
+    assert (second_try["call_id"], second_try["tool"]) == ("call_no_deadline_blip", "refundThenBreakTheTable")
 
 
 def test_with_no_deadline_a_save_that_fails_twice_is_logged_with_no_lapse(

@@ -75,10 +75,14 @@ def test_a_table_that_cannot_be_read_says_the_tool_did_not_run_and_gives_the_ref
     )
     # THEN the 500 says the tool did not run and to retry, with the reference the log line carries
     assert answer.status == 500
-    assert answer.body["error"] == {
-        "code": "internal_error",
-        "message": "The server could not check whether this call already ran, so it did not run it; retry. "
-        f"Reference {context.aws_request_id}.",
+    assert answer.body == {
+        "version": 1,
+        "ok": False,
+        "error": {
+            "code": "internal_error",
+            "message": "The server could not check whether this call already ran, so it did not run it; retry. "
+            f"Reference {context.aws_request_id}.",
+        },
     }
     assert scratch.runs["countRuns"] == 0
     [failure] = [r for r in logs.records() if r["message"].startswith("The idempotency table failed")]
@@ -110,3 +114,25 @@ def test_an_answer_replayed_from_the_record_is_logged_and_counted_for_its_tool(
     assert "ReplayedCalls" in {metric["Name"] for metric in directive["Metrics"]}
     assert emf["tool"] == "countRuns"
     assert emf["ReplayedCalls"] == [1.0]
+
+
+def test_a_crash_through_the_table_answers_its_own_500_and_a_retry_runs_again(
+    client: MedianTestClient, scratch: ScratchTools
+) -> None:
+    # GIVEN a tool that crashes, called with a callId
+    context = FakeLambdaContext()
+    event = signed_event("POST", call_body("crashQuotingInput", {"note": "x"}, callId="call_crashed"), key=client.key)
+    # WHEN it is called, and retried
+    answer = client.send(event, context)
+    retry = client.call("crashQuotingInput", {"note": "x"}, callId="call_crashed")
+    # THEN the first answer is the crash's own, with its reference; the record was released, so the retry ran again
+    assert answer.body == {
+        "version": 1,
+        "ok": False,
+        "error": {
+            "code": "internal_error",
+            "message": f"The tool failed on the server; reference {context.aws_request_id}.",
+        },
+    }
+    assert retry.status == 500
+    assert scratch.runs["crashQuotingInput"] == 2
