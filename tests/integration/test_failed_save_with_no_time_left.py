@@ -67,3 +67,24 @@ def test_a_save_lost_with_no_time_left_is_not_tried_again_and_says_when_the_mark
     # the lapse is the invocation's end, in UTC to the second: after the call began, by the Lambda's timeout at most
     lapses_at = datetime.datetime.strptime(unrecorded["lapses_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
     assert int(called_at) <= lapses_at.timestamp() <= called_at + LAMBDA_SECONDS
+
+
+def test_a_save_that_fails_twice_with_time_left_names_the_invocations_end_as_the_lapse(
+    client: MedianTestClient, scratch: ScratchTools, relay: FaultRelay, logs: LogCapture
+) -> None:
+    # GIVEN a Lambda with 30 s, and a tool after which the table refuses every request
+    @tool(risk="high", name="refundThenDenied")
+    def refund_then_denied(args: NoteInput) -> dict[str, object]:
+        """Refund, while the table denies access."""
+        relay.answer_with_error("AccessDeniedException", "not authorized")
+        return {"refunded": args.note}
+
+    event = signed_event("POST", call_body("refundThenDenied", {"note": "r"}, callId="call_denied"), key=client.key)
+    called_at = time.time()
+    # WHEN it is called
+    answer = client.send(event, FakeLambdaContext(timeout_seconds=30))
+    # THEN the answer is sent, and the lapse the log names is the invocation's end, about 30 s on
+    assert answer.status == 200
+    [unrecorded] = [r for r in logs.records() if r["message"].startswith("The answer is not recorded")]
+    lapses_at = datetime.datetime.strptime(unrecorded["lapses_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
+    assert called_at + 20 <= lapses_at.timestamp() <= called_at + 30
