@@ -68,7 +68,7 @@ BAD_REQUESTS = [
     ),
     pytest.param(
         b"[" * 100_000 + b"]" * 100_000,
-        "The body is not JSON this endpoint accepts: it nests too deeply.",
+        "The body is not JSON this endpoint accepts: it nests objects and arrays more than 64 deep.",
         id="nests too deeply",
     ),
     pytest.param(b"[1, 2]", "The body must be a JSON object.", id="array"),
