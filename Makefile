@@ -298,3 +298,19 @@ lint-workflows: $(CI_LINT_INSTALLED) ## Check .github/: GitHub's schemas (check-
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 	$(BIN)/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
 	$(BIN)/zizmor --offline .github
+
+# --- Mutation testing (issue 18) -----------------------------------------------------
+# mutmut mutates each guarding module in a copy of its own (.mutmut/<module>/) and tries each
+# mutant against the tests that guard it (scripts/mutate.py); the table goes to .mutmut/table.md.
+# Slow (tens of minutes), so never part of `make test` or .ci/run: the weekly workflow runs it.
+# MODULES="signature rules" measures only those. One worker, at the lowest priority.
+MUTATION_INSTALLED := $(VENV)/.mutation-installed
+.PHONY: mutate
+
+# --inexact: added beside the dev group, which stays as it is.
+$(MUTATION_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked --inexact --no-default-groups --group dev --group mutation || $(STALE_LOCK)
+	@touch $@
+
+mutate: $(MUTATION_INSTALLED) ## Mutation testing (mutmut) on the modules that guard signatures, money and sync
+	nice -n 19 $(BIN)/python -m scripts.mutate $(MODULES)

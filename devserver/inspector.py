@@ -27,6 +27,7 @@ from handler.protocol import (
     KEY_SECRET_ENV,
     MAX_FIELDS,
     MAX_MANIFEST_BYTES,
+    MAX_NESTING_DEPTH,
     MAX_SCHEMA_CHARS,
     MAX_TOOLS,
     OP_CALL,
@@ -243,12 +244,16 @@ def _call_from_request(body: bytes, port: int) -> Reply:
         return _error(400, "bad_request", "Name the tool to call.")
     if not isinstance(tool_input, dict):
         return _error(400, "bad_request", "input must be a JSON object of the tool's fields.")
+    from handler.dispatch import nests_deeper_than
+
     call_id = call_id or new_call_id()
-    try:
-        body = call_body(tool, tool_input, callId=call_id, conversation=CONVERSATION)
-    except RecursionError:  # parsed, but nested past what json.dumps can write back
-        return _error(400, "bad_request", "input is nested too deeply to send; Median's calls are flat objects.")
-    return perform(body, call_id, port)
+    # The handler's own limit, checked here because json.dumps cannot write back what 3.11's parser
+    # still reads: the page gets the same 400 on every Python, and nothing is signed or sent.
+    if nests_deeper_than(tool_input, MAX_NESTING_DEPTH - 1):
+        return _error(
+            400, "bad_request", f"input nests deeper than {MAX_NESTING_DEPTH} levels; Median's calls are flat objects."
+        )
+    return perform(call_body(tool, tool_input, callId=call_id, conversation=CONVERSATION), call_id, port)
 
 
 def _crash_explained(error: object) -> str | None:

@@ -87,7 +87,7 @@ _STRICT_DECODER = json.JSONDecoder(
 _TOO_DEEP = f"it nests objects and arrays more than {MAX_NESTING_DEPTH} deep"
 
 
-def _nests_deeper_than(document: Any, limit: int) -> bool:
+def nests_deeper_than(document: Any, limit: int) -> bool:
     """Whether objects and arrays nest more than `limit` deep in `document`, itself counting as one.
 
     A loop over one level at a time, not a recursion: the document may be as deep as the parser's limit.
@@ -127,7 +127,7 @@ def parse_body(body: bytes) -> dict[str, Any]:
         raise Refusal(400, ErrorCode.BAD_REQUEST, f"The body is not JSON this endpoint accepts: {reason}.") from None
     if not isinstance(document, dict):
         raise Refusal(400, ErrorCode.BAD_REQUEST, "The body must be a JSON object.")
-    if _may_nest_deeper_than(body, MAX_NESTING_DEPTH) and _nests_deeper_than(document, MAX_NESTING_DEPTH):
+    if _may_nest_deeper_than(body, MAX_NESTING_DEPTH) and nests_deeper_than(document, MAX_NESTING_DEPTH):
         raise Refusal(400, ErrorCode.BAD_REQUEST, f"The body is not JSON this endpoint accepts: {_TOO_DEEP}.")
     return document
 

@@ -114,9 +114,16 @@ class KeptReads:
     `read` callables raise `unavailable` (an Exception subclass taking one message) on failure.
     """
 
-    def __init__(self, clock: Callable[[], float], unavailable: type[Exception]) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        unavailable: type[Exception],
+        too_old: str = "the value read before is too old, and it could not be read again since",
+    ) -> None:
         self.clock = clock
         self.unavailable = unavailable
+        # Said when the last good value is past its stale-if-error bound: in the words its operator knows.
+        self.too_old = too_old
         self.states: dict[str, KeptRead] = {}
 
     def get(
@@ -148,7 +155,7 @@ class KeptReads:
         if state.value is None:
             # The read was cut short (the call's time ran out) before it gave a value or a failure.
             raise self.unavailable(f"its last read did not finish; it is read again {min_refresh_seconds:g} s after")
-        raise self.unavailable("the value read before is too old, and it could not be read again since")
+        raise self.unavailable(self.too_old)
 
     @staticmethod
     def may_read(state: KeptRead, now: float, min_refresh_seconds: float) -> bool:
@@ -181,7 +188,9 @@ class MedianKeySource:
         self._client: SecretsManagerClient | None = None
         # A test passes its own clock to step past the refresh floor without sleeping through it.
         self._clock = clock
-        self._kept = KeptReads(clock, KeyUnavailable)
+        self._kept = KeptReads(
+            clock, KeyUnavailable, "the key read before is too old, and the secret could not be read again since"
+        )
         self._secrets = self._kept.states  # read directly on the hot path: one lookup fewer per call
         # Why the extension gave no secret, each logged once per container: an operator sees every
         # distinct cause, and a broken layer does not write a line per request.

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from devserver import inspector
+from handler.protocol import MAX_NESTING_DEPTH
 from tests.devserver_process import running_devserver, serving_in_process
 
 if TYPE_CHECKING:
@@ -91,6 +92,14 @@ def test_a_request_http_server_cannot_read_is_answered_in_json(server: DevServer
     assert "BREW" not in error["message"] and "HTTP/one" not in error["message"]
 
 
+def _nested_list(depth: int) -> list[object]:
+    """`depth` lists, each inside the next."""
+    nested: list[object] = []
+    for _ in range(depth - 1):
+        nested = [nested]
+    return nested
+
+
 ODD_CALLS = {
     "a lone surrogate in the callId": (
         {"tool": "ticketStatus", "input": {"ticketNumber": "T"}, "callId": "c\ud800"},
@@ -100,6 +109,12 @@ ODD_CALLS = {
     "a lone surrogate in the tool's name": ({"tool": "ticket\ud800Status", "input": {}}, 404),
     "a lone surrogate as a member's name": ({"tool": "ticketStatus", "input": {"\ud800": 1}}, 400),
     "a NUL in the callId": ({"tool": "ticketStatus", "input": {"ticketNumber": "T"}, "callId": "c\u0000"}, 200),
+    # The call's body then nests exactly as deep as the handler allows: it reaches the tool's model, which
+    # refuses the unknown field.
+    "an input at the handler's nesting limit": (
+        {"tool": "ticketStatus", "input": {"ticketNumber": "T", "a": _nested_list(MAX_NESTING_DEPTH - 2)}},
+        422,
+    ),
 }
 
 
@@ -128,6 +143,11 @@ BAD_BODIES = {
     "not JSON": b"{nope",
     "a JSON array": b"[]",
     "JSON nested past the parser's depth": b"[" * 100_000 + b"]" * 100_000,
+    # Past the handler's limit by one level: refused before it is signed, as the handler would refuse it.
+    "an input one level past the handler's nesting limit": b'{"tool":"ticketStatus","input":{"a":'
+    + b"[" * (MAX_NESTING_DEPTH - 1)
+    + b"]" * (MAX_NESTING_DEPTH - 1)
+    + b"}}",
     # Parsed, but past what json.dumps writes back on Python 3.11
     "an input nested just within the parser's depth": b'{"tool":"ticketStatus","input":{"a":'
     + b"[" * 990

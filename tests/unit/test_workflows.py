@@ -183,6 +183,21 @@ def test_the_deploy_authenticates_by_oidc_for_a_role_and_deploys_through_cloudfo
     assert upload["with"]["name"] == "sam-build" and upload["if"] == "inputs.upload-build"
 
 
+def test_the_weekly_mutation_run_measures_every_guarding_module_and_keeps_its_table() -> None:
+    # GIVEN the mutation workflow
+    document = workflow("mutation.yml")
+    # THEN it runs weekly (and on demand), with no rights but reading the code, no token left behind,
+    # runs `make mutate` for every module, and uploads the table even when a module is below the bar
+    assert set(document["on"]) == {"schedule", "workflow_dispatch"}
+    assert document["permissions"] == {}
+    assert document["jobs"]["mutate"]["permissions"] == {"contents": "read"}
+    assert action_step("mutation.yml", "mutate", "actions/checkout")["with"]["persist-credentials"] is False
+    assert make_targets("mutation.yml", "mutate") == ["mutate"]
+    upload = action_step("mutation.yml", "mutate", "actions/upload-artifact")
+    assert upload["if"] == "always()"
+    assert upload["with"]["path"] == ".mutmut/table.md"
+
+
 def test_every_pull_request_audits_the_lock_in_a_job_of_its_own() -> None:
     # GIVEN the checks workflow
     # THEN a job of its own runs `make audit` (uv's audit of uv.lock), on the runtime's Python,

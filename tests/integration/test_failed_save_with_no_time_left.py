@@ -1,0 +1,90 @@
+"""A failed save of a tool's answer when the time kept for it is used up: no second try, and a log line that says so.
+
+The tool runs until little of its time is left; the table then loses the save (a read timeout,
+which takes the whole of the time kept for it). Another try would outlast the Lambda, so the
+answer is sent unrecorded, and the log says what a retry will meet and when the mark lapses.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from handler import ToolContext, idempotency, tool
+from handler.dispatch import STORE_CALL_SECONDS
+from handler.protocol import TOOL_TIME_MARGIN_SECONDS
+from handler.testing import FakeLambdaContext, call_body, signed_event
+from tests.fault_relay import Fault
+from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
+
+if TYPE_CHECKING:
+    from handler.testing import MedianTestClient
+    from tests.conftest import LogCapture
+    from tests.fault_relay import FaultRelay
+    from tests.scratch_tools import ScratchTools
+
+# Enough for the in-progress write and the input's validation, and a second of the tool's own.
+LAMBDA_SECONDS = TOOL_TIME_MARGIN_SECONDS + 2 * STORE_CALL_SECONDS + 1.0
+# What the tool leaves of its time: less than a lost save takes, more than a sleep overshoots.
+LEFT_SECONDS = 0.3
+
+
+@pytest.fixture
+def relay(fault_relay: FaultRelay, idempotency_table: str, clean_env: pytest.MonkeyPatch) -> FaultRelay:
+    clean_env.setenv("AWS_ENDPOINT_URL_DYNAMODB", fault_relay.endpoint)
+    clean_env.setattr(idempotency, "_clients", [])
+    clean_env.setattr(idempotency, "_stores", {})
+    return fault_relay
+
+
+def test_a_save_lost_with_no_time_left_is_not_tried_again_and_says_when_the_mark_lapses(
+    client: MedianTestClient, scratch: ScratchTools, relay: FaultRelay, logs: LogCapture
+) -> None:
+    # GIVEN a tool that works until LEFT_SECONDS of its time remain, then the table loses requests
+    @tool(risk="high", name="refundUntilTheEnd")
+    def refund_until_the_end(args: NoteInput, ctx: ToolContext) -> dict[str, object]:
+        """Refund, using nearly all the time there is."""
+        remaining = ctx.remaining_seconds()
+        assert remaining is not None
+        time.sleep(max(0.0, remaining - LEFT_SECONDS))
+        relay.fail(Fault.SWALLOW)
+        return {"refunded": args.note}
+
+    # WHEN it is called
+    event = signed_event("POST", call_body("refundUntilTheEnd", {"note": "r"}, callId="call_late"), key=client.key)
+    called_at = time.time()
+    answer = client.send(event, FakeLambdaContext(timeout_seconds=LAMBDA_SECONDS))
+    # THEN the tool's answer is sent; the save was not tried again, and the log says so, with the lapse
+    assert answer.status == 200
+    assert answer.body["output"] == {"refunded": "r"}
+    assert not [r for r in logs.records() if r["message"] == "The answer was recorded on a second try"]
+    [unrecorded] = [r for r in logs.records() if r["message"].startswith("The answer is not recorded")]
+    assert (unrecorded["call_id"], unrecorded["tool"]) == ("call_late", "refundUntilTheEnd")
+    assert "error_type" not in unrecorded  # no second try, so no second failure to describe
+    # the lapse is the invocation's end, in UTC to the second: after the call began, by the Lambda's timeout at most
+    lapses_at = datetime.datetime.strptime(unrecorded["lapses_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
+    assert int(called_at) <= lapses_at.timestamp() <= called_at + LAMBDA_SECONDS
+
+
+def test_a_save_that_fails_twice_with_time_left_names_the_invocations_end_as_the_lapse(
+    client: MedianTestClient, scratch: ScratchTools, relay: FaultRelay, logs: LogCapture
+) -> None:
+    # GIVEN a Lambda with 30 s, and a tool after which the table refuses every request
+    @tool(risk="high", name="refundThenDenied")
+    def refund_then_denied(args: NoteInput) -> dict[str, object]:
+        """Refund, while the table denies access."""
+        relay.answer_with_error("AccessDeniedException", "not authorized")
+        return {"refunded": args.note}
+
+    event = signed_event("POST", call_body("refundThenDenied", {"note": "r"}, callId="call_denied"), key=client.key)
+    called_at = time.time()
+    # WHEN it is called
+    answer = client.send(event, FakeLambdaContext(timeout_seconds=30))
+    # THEN the answer is sent, and the lapse the log names is the invocation's end, about 30 s on
+    assert answer.status == 200
+    [unrecorded] = [r for r in logs.records() if r["message"].startswith("The answer is not recorded")]
+    lapses_at = datetime.datetime.strptime(unrecorded["lapses_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
+    assert called_at + 20 <= lapses_at.timestamp() <= called_at + 30
