@@ -112,16 +112,11 @@ def test_the_manifest_lists_every_example_tool(median: MedianTestClient) -> None
     # WHEN Median asks for the manifest
     answer = median.manifest()
     # THEN it lists the six tools (tools/orders.py's, then tools/returns.py's), with diagnostics on
-    # (tools/health.py), and Median would accept it
+    # (tools/health.py), and Median would accept it; a tool you add beside them (make new-tool) is
+    # listed too, so only the examples' names and order are held here
+    examples = ["orderStatus", "changeQuantity", "requestRefund", "cancelOrder", "startReturn", "pickupSlots"]
     assert answer.status == 200
-    assert [entry["name"] for entry in answer.body["tools"]] == [
-        "orderStatus",
-        "changeQuantity",
-        "requestRefund",
-        "cancelOrder",
-        "startReturn",
-        "pickupSlots",
-    ]
+    assert [entry["name"] for entry in answer.body["tools"] if entry["name"] in examples] == examples
     assert answer.body["diagnostics"] is True
     assert check_manifest(answer.body) == []
 
