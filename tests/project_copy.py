@@ -9,6 +9,7 @@ depends on which tools the repository's `tools/` holds.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +38,10 @@ _NOT_IN_A_USERS_SHELL = (
     "MAKELEVEL",
 )
 _TIMEOUT_SECONDS = 120
+# A fenced code block of a Markdown page, indented or not (a README's list items indent theirs).
+_FENCE = re.compile(r"^(?P<indent> *)```(?P<language>\w*)\n(?P<body>.*?)^(?P=indent)```$", re.MULTILINE | re.DOTALL)
+# A snippet whose first line names where a user puts it: a file for tools/ or tests/.
+_PATH_COMMENT = re.compile(r"# (?P<path>(?:tools|tests)/[\w/.]+\.(?:py|toml))\n")
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,13 @@ class ProjectCopy:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
         return path
+
+    def write_files(self, files: dict[str, str]) -> None:
+        """Each file as it stands (no dedent): what a user copies from the docs."""
+        for relative, source in files.items():
+            path = self.root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(source, encoding="utf-8")
 
     def read(self, relative: str) -> str:
         return (self.root / relative).read_text(encoding="utf-8")
@@ -74,6 +86,21 @@ class ProjectCopy:
 
     def pytest(self, *paths: str) -> subprocess.CompletedProcess[str]:
         return self.run("-m", "pytest", "-q", "-p", "no:cacheprovider", *paths)
+
+
+def fenced_snippets(markdown: str) -> list[tuple[str, str]]:
+    """(language, body) of each fenced code block of a Markdown text, its body dedented."""
+    return [(match["language"], textwrap.dedent(match["body"])) for match in _FENCE.finditer(markdown)]
+
+
+def snippet_files(markdown: str) -> dict[str, str]:
+    """Each snippet that starts with a `# <path>` comment (tools/ or tests/), by that path."""
+    files = {}
+    for _, snippet in fenced_snippets(markdown):
+        named = _PATH_COMMENT.match(snippet)
+        if named:
+            files[named["path"]] = snippet
+    return files
 
 
 def copy_project(root: Path) -> ProjectCopy:

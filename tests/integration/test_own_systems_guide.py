@@ -19,7 +19,7 @@ import pytest
 
 from scripts.check_template import check
 from scripts.sam_settings import load_template
-from tests.project_copy import REPO, ProjectCopy, copy_project
+from tests.project_copy import REPO, ProjectCopy, copy_project, fenced_snippets, snippet_files
 from tests.sam_template import translated
 from tests.unit.test_permissions_boundary import as_list, boundary_problems, boundary_statements, pipeline_sub
 
@@ -27,27 +27,17 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 GUIDE = REPO / "docs" / "your-own-systems.md"
-_FENCE = re.compile(r"^```(?P<language>\w*)\n(?P<body>.*?)^```$", re.MULTILINE | re.DOTALL)
-_PATH_COMMENT = re.compile(r"# (?P<path>(?:tools|tests)/[\w/.]+\.(?:py|toml))\n")
 _TEMPLATE_PLACE = re.compile(r"# (?:template\.yaml|pipeline/oidc-role\.yaml), under (?P<place>.+):\n")
 
 
 def files_to_copy() -> dict[str, str]:
-    files = {}
-    for match in _FENCE.finditer(GUIDE.read_text(encoding="utf-8")):
-        body = textwrap.dedent(match["body"])
-        named = _PATH_COMMENT.match(body)
-        if named:
-            files[named["path"]] = body
-    return files
+    return snippet_files(GUIDE.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
 def guide_project(tmp_path_factory: pytest.TempPathFactory) -> ProjectCopy:
     project = copy_project(tmp_path_factory.mktemp("guide") / "project")
-    for path, source in files_to_copy().items():
-        (project.root / path).parent.mkdir(parents=True, exist_ok=True)
-        (project.root / path).write_text(source, encoding="utf-8")
+    project.write_files(files_to_copy())
     return project
 
 
@@ -104,10 +94,9 @@ def test_a_value_missing_from_a_stage_is_the_line_the_guide_shows(tmp_path_facto
 def template_fragments(directory: Path) -> dict[str, Any]:
     """Each `# template.yaml, under <place>:` snippet (or the pipeline's), parsed as the templates are, by place."""
     fragments = {}
-    for number, match in enumerate(_FENCE.finditer(GUIDE.read_text(encoding="utf-8"))):
-        body = textwrap.dedent(match["body"])
+    for number, (language, body) in enumerate(fenced_snippets(GUIDE.read_text(encoding="utf-8"))):
         placed = _TEMPLATE_PLACE.match(body)
-        if placed and match["language"] == "yaml":
+        if placed and language == "yaml":
             # Under a key of its own, so that a list (a role's policies) loads as a mapping's value.
             path = directory / f"fragment-{number}.yaml"
             path.write_text("Fragment:\n" + textwrap.indent(body, "  "), encoding="utf-8")

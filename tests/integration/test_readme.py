@@ -7,19 +7,15 @@ tests must pass and `make check` and `make lint`'s ruff must accept it.
 
 from __future__ import annotations
 
-import re
 import shlex
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.project_copy import REPO, ProjectCopy, copy_project
+from tests.project_copy import REPO, ProjectCopy, copy_project, fenced_snippets, snippet_files
 
 README = REPO / "README.md"
 SWAP_SCRIPT = REPO / "scripts" / "swap_examples.sh"
-_FENCE = re.compile(r"^(?P<indent> *)```(?P<language>\w*)\n(?P<body>.*?)^(?P=indent)```$", re.MULTILINE | re.DOTALL)
-_PATH_COMMENT = re.compile(r"# (?P<path>(?:tools|tests)/[\w/]+\.py)\n")
 
 
 def _section(title: str) -> str:
@@ -30,26 +26,19 @@ def _section(title: str) -> str:
 
 
 def _snippets(section: str, language: str) -> list[str]:
-    return [textwrap.dedent(match["body"]) for match in _FENCE.finditer(section) if match["language"] == language]
+    return [body for snippet_language, body in fenced_snippets(section) if snippet_language == language]
 
 
 def _files_to_copy() -> dict[str, str]:
-    """Each `# <path>` Python snippet of "Add a tool", by that path."""
-    files = {}
-    for snippet in _snippets(_section("Add a tool"), "python"):
-        named = _PATH_COMMENT.match(snippet)
-        if named:
-            files[named["path"]] = snippet
-    return files
+    """Each `# <path>` snippet of "Add a tool", by that path."""
+    return snippet_files(_section("Add a tool"))
 
 
 @pytest.fixture(scope="module")
 def readme_project(tmp_path_factory: pytest.TempPathFactory) -> ProjectCopy:
     """A project with no tools, and the README's snippets copied in as they stand."""
     project = copy_project(tmp_path_factory.mktemp("readme") / "project")
-    for path, source in _files_to_copy().items():
-        (project.root / path).parent.mkdir(parents=True, exist_ok=True)
-        (project.root / path).write_text(source, encoding="utf-8")
+    project.write_files(_files_to_copy())
     return project
 
 
