@@ -6,7 +6,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,8 +15,10 @@ from typing import TYPE_CHECKING
 from handler.protocol import TOOLS_PACKAGE_ENV
 from handler.testing import free_port
 from tests.scratch_tools import SAMPLE_TOOLS
+from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:
+    import socket
     from collections.abc import Iterator
 
     from devserver.server import DevServer
@@ -108,11 +109,22 @@ def serving_in_process(**limits: float) -> Iterator[DevServer]:
     """A `DevServer` on a free loopback port in this process, with the limits given (small, for tests)."""
     from devserver.server import DevServer
 
-    server = DevServer(0, **limits)  # type: ignore[arg-type]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving_in_a_thread(DevServer(0, **limits)) as server:  # type: ignore[arg-type]
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+
+
+def read_answer(connection: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """The one answer on this connection: its status, headers and body."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        chunk = connection.recv(65536)
+        assert chunk, f"the connection closed without an answer (after {received!r})"
+        received += chunk
+    top, _, body = received.partition(b"\r\n\r\n")
+    status_line, *lines = top.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    while len(body) < int(headers["content-length"]):
+        chunk = connection.recv(65536)
+        assert chunk, "the connection closed in the middle of the answer"
+        body += chunk
+    return int(status_line.split()[1]), headers, body

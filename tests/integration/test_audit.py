@@ -11,13 +11,13 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from scripts.lock import ROOT, locked_artifact_versions
+from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -80,14 +80,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def serve(vulnerable: str | None, status: int = 200) -> Iterator[AdvisoryServer]:
-    server = AdvisoryServer(vulnerable, status)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving_in_a_thread(AdvisoryServer(vulnerable, status)) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def audit(service_url: str) -> subprocess.CompletedProcess[str]:

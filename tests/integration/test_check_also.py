@@ -9,7 +9,6 @@ for the answers a wrong URL gets.
 from __future__ import annotations
 
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ from handler.cli import main
 from handler.testing import TEST_KEY, free_port
 from tests.devserver_process import running_devserver
 from tests.project_copy import copy_project
+from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -366,17 +366,13 @@ class _FixedAnswer(BaseHTTPRequestHandler):
 @pytest.fixture
 def fixed_server() -> Iterator[Callable[[int, str, bytes], str]]:
     """A loopback HTTP server answering what the test sets; gives its URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FixedAnswer)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    with serving_in_a_thread(ThreadingHTTPServer(("127.0.0.1", 0), _FixedAnswer)) as server:
 
-    def answer(status: int, content_type: str, body: bytes) -> str:
-        server.answer = (status, content_type, body)  # type: ignore[attr-defined]
-        return f"http://127.0.0.1:{server.server_address[1]}/"
+        def answer(status: int, content_type: str, body: bytes) -> str:
+            server.answer = (status, content_type, body)  # type: ignore[attr-defined]
+            return f"http://127.0.0.1:{server.server_address[1]}/"
 
-    yield answer
-    server.shutdown()
-    server.server_close()
+        yield answer
 
 
 @pytest.mark.parametrize(

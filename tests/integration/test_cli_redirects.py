@@ -8,7 +8,6 @@ port is refused with a line saying so; one within the same origin is followed.
 from __future__ import annotations
 
 import json
-import threading
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
@@ -18,6 +17,7 @@ import pytest
 from handler.cli import main
 from handler.protocol import SIGNATURE_HEADER
 from handler.testing import TEST_KEY
+from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -71,14 +71,8 @@ class _Recorder(BaseHTTPRequestHandler):
 
 @contextmanager
 def serving() -> Iterator[RecordingServer]:
-    server = RecordingServer()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving_in_a_thread(RecordingServer()) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

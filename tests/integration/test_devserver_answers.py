@@ -16,7 +16,7 @@ import pytest
 
 from devserver import inspector
 from handler.protocol import MAX_NESTING_DEPTH
-from tests.devserver_process import running_devserver, serving_in_process
+from tests.devserver_process import read_answer, running_devserver, serving_in_process
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -38,19 +38,7 @@ def exchange(server: DevServerProcess | DevServer, raw: bytes) -> tuple[int, dic
     """Send raw bytes, read until the server closes or has sent the whole answer; its status, headers and body."""
     with socket.create_connection(("127.0.0.1", server.port), timeout=SAFETY_TIMEOUT_SECONDS) as connection:
         connection.sendall(raw)
-        received = b""
-        while b"\r\n\r\n" not in received:
-            chunk = connection.recv(65536)
-            assert chunk, f"the server closed the connection without an answer; it sent {received!r}"
-            received += chunk
-        head, _, body = received.partition(b"\r\n\r\n")
-        status_line, *header_lines = head.decode("latin-1").split("\r\n")
-        headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in header_lines)}
-        while len(body) < int(headers["content-length"]):
-            chunk = connection.recv(65536)
-            assert chunk, "the server closed the connection before the end of its answer"
-            body += chunk
-    return int(status_line.split()[1]), headers, body
+        return read_answer(connection)
 
 
 def request(server: DevServerProcess | DevServer, method: str, path: str, body: bytes = b"", **headers: str) -> bytes:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler.protocol import MAX_BODY_BYTES
-from tests.devserver_process import serving_in_process
+from tests.devserver_process import read_answer, serving_in_process
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,23 +47,6 @@ def head(server: DevServer, method: str, path: str, length: int | None = None, *
     return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii")
 
 
-def answer(connection: socket.socket) -> tuple[int, dict[str, str], bytes]:
-    """The one answer on this connection: its status, headers and body."""
-    received = b""
-    while b"\r\n\r\n" not in received:
-        chunk = connection.recv(65536)
-        assert chunk, f"the connection closed without an answer (after {received!r})"
-        received += chunk
-    top, _, body = received.partition(b"\r\n\r\n")
-    status_line, *lines = top.decode("latin-1").split("\r\n")
-    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
-    while len(body) < int(headers["content-length"]):
-        chunk = connection.recv(65536)
-        assert chunk, "the connection closed in the middle of the answer"
-        body += chunk
-    return int(status_line.split()[1]), headers, body
-
-
 def closed_by_server(connection: socket.socket) -> bool:
     """Whether the server closed the connection: what it sent (if anything) is read, then the end."""
     try:
@@ -77,7 +60,7 @@ def closed_by_server(connection: socket.socket) -> bool:
 def the_page(server: DevServer) -> int:
     with connect(server) as connection:
         connection.sendall(head(server, "GET", "/_inspector"))
-        status, headers, body = answer(connection)
+        status, headers, body = read_answer(connection)
     assert headers["content-type"].startswith("text/html") and b"<html" in body
     return status
 
@@ -104,7 +87,7 @@ def test_stalled_bodies_past_the_budget_are_refused_and_the_page_is_still_served
         for _ in range(8):
             connection = stack.enter_context(connect(server))
             connection.sendall(head(server, "POST", "/", MAX_BODY_BYTES, Content_Type="application/json"))
-            refused.append(answer(connection))
+            refused.append(read_answer(connection))
         # THEN each of the eight is refused after its headers, in JSON, with when to come back
         for status, headers, body in refused:
             assert (status, headers["retry-after"], headers["connection"]) == (503, "1", "close")
@@ -120,7 +103,7 @@ def test_stalled_bodies_past_the_budget_are_refused_and_the_page_is_still_served
         eventually(lambda: server.body_budget.held == 0, "the stalled bodies released")
         with connect(server) as connection:
             connection.sendall(head(server, "POST", "/_inspector/api/call", 2, Content_Type="application/json") + b"{}")
-            status, _, body = answer(connection)
+            status, _, body = read_answer(connection)
         assert (status, json.loads(body)["error"]["code"]) == (401, "unauthorized")  # read, then refused: no token
 
 
@@ -139,7 +122,7 @@ def test_a_connection_that_stalls_before_its_body_is_closed_by_the_read_timeout(
         sent = STALLS[where]
         if sent is None:
             connection.sendall(head(server, "GET", "/_inspector"))
-            assert answer(connection)[0] == 200
+            assert read_answer(connection)[0] == 200
         else:
             connection.sendall(sent)
         # THEN the server closes the connection, freeing its thread
@@ -155,7 +138,7 @@ def test_a_body_that_stalls_is_answered_408_and_let_go() -> None:
         connection.sendall(head(server, "POST", "/", MAX_BODY_BYTES, Content_Type="application/json"))
         connection.sendall(b" " * MOST_OF_A_BODY)
         # THEN it is answered 408 in JSON, the connection closes, and the body's bytes are let go
-        status, headers, body = answer(connection)
+        status, headers, body = read_answer(connection)
         assert (status, headers["connection"]) == (408, "close")
         assert json.loads(body)["error"]["code"] == "timeout"
         eventually(lambda: server.body_budget.held == 0, "the stalled body released")
@@ -168,7 +151,7 @@ def test_connections_past_the_limit_are_turned_away_in_json_until_one_closes() -
         idle = [stack.enter_context(connect(server)) for _ in range(4)]
         with connect(server) as fifth:
             fifth.sendall(head(server, "GET", "/_inspector"))
-            status, headers, body = answer(fifth)
+            status, headers, body = read_answer(fifth)
         # THEN the fifth is answered 503 in JSON at once, not left waiting
         assert (status, headers["retry-after"]) == (503, "1")
         assert json.loads(body)["error"]["code"] == "too_large"
@@ -180,7 +163,7 @@ def test_connections_past_the_limit_are_turned_away_in_json_until_one_closes() -
         def page_served() -> bool:
             with connect(server) as connection:
                 connection.sendall(head(server, "GET", "/_inspector"))
-                return answer(connection)[0] == 200
+                return read_answer(connection)[0] == 200
 
         eventually(page_served, "a connection slot free again")
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import threading
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from handler.testing import (
 )
 from tests.clock import SteppedClock
 from tests.fault_relay import Fault, FaultRelay
+from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -262,14 +262,8 @@ def server_answering(status: int, content_type: str, body: bytes) -> Iterator[in
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with serving_in_a_thread(ThreadingHTTPServer(("127.0.0.1", 0), Answer), poll_seconds=0.05) as server:
         yield int(server.server_address[1])
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.parametrize(
