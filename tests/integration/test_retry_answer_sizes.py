@@ -1,11 +1,11 @@
 """What a retry gets, for every size an answer can have: small, mid-sized, at the record's limit, one over.
 
-The record keeps an answer as Powertools stores it, ASCII-escaped JSON, within
-IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES; an answer over that is still sent, and a retry gets a
-500 saying the call ran. A rule that misjudged the size would either give ordinary retries a
-500 instead of their answer, or try to keep an answer no item can hold. Sizes are measured as
-the record measures them: escaped, so non-ASCII text counts six characters (and a character
-beyond the BMP twelve) for each it shows.
+The record keeps an answer as Powertools stores it (json.dumps of the status and body: sorted
+keys, ASCII escapes, its default separators) within IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES; an
+answer over that is still sent, and a retry gets a 500 saying the call ran. A rule that
+misjudged the size would either give ordinary retries a 500 instead of their answer, or try to
+keep an answer no item can hold. Sizes are measured as the record measures them: escaped, so
+non-ASCII text counts six characters (and a character beyond the BMP twelve) for each it shows.
 """
 
 from __future__ import annotations
@@ -37,9 +37,8 @@ def answer_body(export: str) -> dict[str, object]:
 
 
 def escaped_size(export: str) -> int:
-    """The answer's size as the record measures it: its compact JSON, escaped as a JSON string."""
-    text = json.dumps(answer_body(export), separators=(",", ":"), ensure_ascii=False)
-    return len(json.dumps(text))
+    """The answer's size as the record measures it: the status and body as Powertools writes them."""
+    return len(json.dumps({"status": 200, "body": answer_body(export)}, sort_keys=True))
 
 
 def export_of_escaped_size(size: int, character: str) -> str:
