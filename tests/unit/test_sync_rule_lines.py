@@ -20,7 +20,7 @@ RULE_LINE_FOR_NAMES = f"breaks the name rule: {NAME_RULE}"
 NOT_ALLOWED_IN_A_FIELD = "is not allowed; a field carries only type, description and enum"
 
 
-def a_tool(name: str = "orderStatus") -> dict[str, Any]:
+def a_tool(name: str = "caseStatus") -> dict[str, Any]:
     """One tool Median accepts."""
     return {
         "name": name,
@@ -96,11 +96,11 @@ MANIFEST_CASES = [
     ),
     pytest.param(lambda m: m.update(tools=[]), [], id="no tool at all"),
     pytest.param(
-        lambda m: m["tools"].append("orderStatus"), ["tools[1]: tool: must be an object"], id="a tool that is text"
+        lambda m: m["tools"].append("caseStatus"), ["tools[1]: tool: must be an object"], id="a tool that is text"
     ),
     pytest.param(
         lambda m: (m["tools"][0].update(risk="none"), m["tools"].insert(0, None)),
-        ["tools[0]: tool: must be an object", "orderStatus: risk: must be one of low, medium, reviewed, high"],
+        ["tools[0]: tool: must be an object", "caseStatus: risk: must be one of low, medium, reviewed, high"],
         id="a null tool, the others still checked",
     ),
 ]
@@ -129,37 +129,37 @@ TOOL_CASES = [
     ),
     pytest.param(
         lambda t: t.update(description="   "),
-        ["orderStatus: description: is empty; write what the tool does (its docstring)"],
+        ["caseStatus: description: is empty; write what the tool does (its docstring)"],
         id="blank description",
     ),
     pytest.param(
         lambda t: t.update(description=["Look up an order."]),
-        ["orderStatus: description: is empty; write what the tool does (its docstring)"],
+        ["caseStatus: description: is empty; write what the tool does (its docstring)"],
         id="description a list",
     ),
     pytest.param(
         lambda t: t.pop("description"),
-        ["orderStatus: description: is empty; write what the tool does (its docstring)"],
+        ["caseStatus: description: is empty; write what the tool does (its docstring)"],
         id="no description",
     ),
     pytest.param(
         lambda t: t.update(risk="critical"),
-        ["orderStatus: risk: must be one of low, medium, reviewed, high"],
+        ["caseStatus: risk: must be one of low, medium, reviewed, high"],
         id="unknown risk",
     ),
     pytest.param(
         lambda t: t.update(zeta=1, alpha=2),
-        ["orderStatus: alpha: is not a member Median accepts", "orderStatus: zeta: is not a member Median accepts"],
+        ["caseStatus: alpha: is not a member Median accepts", "caseStatus: zeta: is not a member Median accepts"],
         id="unknown members, in order",
     ),
     pytest.param(
-        lambda t: t.update(inputSchema="{}"), ["orderStatus: inputSchema: must be an object"], id="schema as text"
+        lambda t: t.update(inputSchema="{}"), ["caseStatus: inputSchema: must be an object"], id="schema as text"
     ),
     pytest.param(
         lambda t: t.update(risk=None, inputSchema=None),
         [
-            "orderStatus: risk: must be one of low, medium, reviewed, high",
-            "orderStatus: inputSchema: must be an object",
+            "caseStatus: risk: must be one of low, medium, reviewed, high",
+            "caseStatus: inputSchema: must be an object",
         ],
         id="the tool's rules before its schema's",
     ),
@@ -177,58 +177,56 @@ def test_each_tool_rule_gives_its_own_line(change: Any, lines: list[str]) -> Non
 SCHEMA_CASES = [
     pytest.param(
         lambda s: s.update(title="x"),
-        ["orderStatus: inputSchema.title: is not a member Median accepts"],
+        ["caseStatus: inputSchema.title: is not a member Median accepts"],
         id="unknown member",
     ),
-    pytest.param(
-        lambda s: s.update(type="array"), ['orderStatus: inputSchema.type: must be "object"'], id="type array"
-    ),
-    pytest.param(lambda s: s.pop("type"), ['orderStatus: inputSchema.type: must be "object"'], id="no type"),
+    pytest.param(lambda s: s.update(type="array"), ['caseStatus: inputSchema.type: must be "object"'], id="type array"),
+    pytest.param(lambda s: s.pop("type"), ['caseStatus: inputSchema.type: must be "object"'], id="no type"),
     pytest.param(
         lambda s: s.update(additionalProperties=True),
-        ["orderStatus: inputSchema.additionalProperties: must be false"],
+        ["caseStatus: inputSchema.additionalProperties: must be false"],
         id="additional properties allowed",
     ),
     pytest.param(
         lambda s: s.update(additionalProperties=0),
-        ["orderStatus: inputSchema.additionalProperties: must be false"],
+        ["caseStatus: inputSchema.additionalProperties: must be false"],
         id="additional properties 0",
     ),
     pytest.param(
         lambda s: s.pop("additionalProperties"),
-        ["orderStatus: inputSchema.additionalProperties: must be false"],
+        ["caseStatus: inputSchema.additionalProperties: must be false"],
         id="additional properties unsaid",
     ),
     pytest.param(
         lambda s: s.update(properties=[]),
-        ["orderStatus: inputSchema.properties: must be an object"],
+        ["caseStatus: inputSchema.properties: must be an object"],
         id="properties a list",
     ),
     pytest.param(
         lambda s: s.update(type="array", properties=None),
-        ['orderStatus: inputSchema.type: must be "object"', "orderStatus: inputSchema.properties: must be an object"],
+        ['caseStatus: inputSchema.type: must be "object"', "caseStatus: inputSchema.properties: must be an object"],
         id="earlier lines kept when properties is wrong",
     ),
     pytest.param(
         lambda s: s.update(required="orderNumber"),
-        ["orderStatus: inputSchema.required: must be a list of field names"],
+        ["caseStatus: inputSchema.required: must be a list of field names"],
         id="required as text",
     ),
     pytest.param(
         lambda s: s.update(required=["orderNumber", 1]),
-        ["orderStatus: inputSchema.required: must be a list of field names"],
+        ["caseStatus: inputSchema.required: must be a list of field names"],
         id="required holds a number",
     ),
     pytest.param(
         lambda s: s.update(required=["orderNumber", "orderNumber"]),
-        ["orderStatus: inputSchema.required: names a field twice"],
+        ["caseStatus: inputSchema.required: names a field twice"],
         id="required twice",
     ),
     pytest.param(
         lambda s: s.update(required=["zip", "email", "orderNumber"]),
         [
-            "orderStatus: inputSchema.required: names 'email', which is not a field",
-            "orderStatus: inputSchema.required: names 'zip', which is not a field",
+            "caseStatus: inputSchema.required: names 'email', which is not a field",
+            "caseStatus: inputSchema.required: names 'zip', which is not a field",
         ],
         id="required unknown fields, in order",
     ),
@@ -245,7 +243,7 @@ def test_each_input_schema_rule_gives_its_own_line(change: Any, lines: list[str]
     assert lines_after(lambda manifest: change(_schema(manifest))) == lines
 
 
-FIELD = "orderStatus: inputSchema.properties.orderNumber"
+FIELD = "caseStatus: inputSchema.properties.orderNumber"
 
 FIELD_CASES = [
     pytest.param(
@@ -306,8 +304,8 @@ def test_a_field_that_is_not_an_object_and_a_field_name_outside_the_rule() -> No
     # WHEN the manifest is checked
     # THEN each gets its line, in the schema's order
     assert lines_after(change) == [
-        "orderStatus: inputSchema.properties.plain: must be an object",
-        f"orderStatus: inputSchema.properties.order-id: has a name that {RULE_LINE_FOR_NAMES}",
+        "caseStatus: inputSchema.properties.plain: must be an object",
+        f"caseStatus: inputSchema.properties.order-id: has a name that {RULE_LINE_FOR_NAMES}",
     ]
 
 
@@ -319,8 +317,8 @@ def test_a_field_name_outside_the_rule_that_is_also_not_an_object_gets_both_line
     # WHEN it is checked
     # THEN both lines are reported, the name's first
     assert lines_after(change) == [
-        f"orderStatus: inputSchema.properties.order id: has a name that {RULE_LINE_FOR_NAMES}",
-        "orderStatus: inputSchema.properties.order id: must be an object",
+        f"caseStatus: inputSchema.properties.order id: has a name that {RULE_LINE_FOR_NAMES}",
+        "caseStatus: inputSchema.properties.order id: must be an object",
     ]
 
 
@@ -369,7 +367,7 @@ def test_a_repeated_name_points_at_both_declarations_when_both_are_known(origins
     # WHEN the manifest is checked with what is known of where each was declared
     lines = [str(problem) for problem in check_manifest(manifest, origins)]
     # THEN the repeat is reported once, on the later tool, at both places when both are known
-    assert lines == [f"orderStatus: name: {rule}"]
+    assert lines == [f"caseStatus: name: {rule}"]
 
 
 def test_a_name_repeated_three_times_points_each_repeat_at_the_first() -> None:
@@ -379,8 +377,8 @@ def test_a_name_repeated_three_times_points_each_repeat_at_the_first() -> None:
     lines = [str(problem) for problem in check_manifest(manifest, ["a.py:1", "b.py:2", "c.py:3"])]
     # THEN each repeat names the first declaration
     assert lines == [
-        "orderStatus: name: is declared twice, at a.py:1 and at b.py:2; names must be unique",
-        "orderStatus: name: is declared twice, at a.py:1 and at c.py:3; names must be unique",
+        "caseStatus: name: is declared twice, at a.py:1 and at b.py:2; names must be unique",
+        "caseStatus: name: is declared twice, at a.py:1 and at c.py:3; names must be unique",
     ]
 
 
@@ -388,7 +386,7 @@ def test_a_problem_reads_tool_field_rule() -> None:
     # GIVEN a problem
     # WHEN it is printed (make check prints each on a line)
     # THEN it reads tool, field and rule, in that order
-    assert str(Problem("orderStatus", "risk", "must be one of x")) == "orderStatus: risk: must be one of x"
+    assert str(Problem("caseStatus", "risk", "must be one of x")) == "caseStatus: risk: must be one of x"
 
 
 @pytest.mark.parametrize(
