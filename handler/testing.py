@@ -537,16 +537,20 @@ class MedianAWS:
 
 
 def forget_what_a_container_keeps() -> None:
-    """Drop every per-container cache the tools' helpers keep: settings, secrets, parameters, AWS clients.
+    """Drop every per-container cache: settings, secrets, parameters, AWS clients, the idempotency table's client.
 
-    A test then sees its own environment, files and AWS, as a fresh container would.
+    A test then sees its own environment, files and AWS, as a fresh container would: a client kept
+    from an earlier pytest session in the same process (mutmut runs several) would still point at
+    that session's moto server, long stopped.
     """
     from handler.aws_clients import forget_tool_clients
     from handler.dependencies import forget_secrets
     from handler.env import forget_settings
+    from handler.idempotency import forget_clients as forget_idempotency_clients
     from handler.settings import forget_configuration
 
     forget_configuration()
     forget_secrets()
     forget_tool_clients()
+    forget_idempotency_clients()
     forget_settings()
