@@ -274,7 +274,7 @@ $(BENCH_INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
 
 # BENCH_ARGS="--cold-runs 5 --warm-rounds 5 --no-ideas" for a quick look while developing.
 bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the floor and the peer; writes bench/results.json
-	$(BIN)/python bench/bench.py --runtime-python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
+	$(BIN)/python -m bench --runtime-python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
 
 # --- Inspector and browser tests (issue 6) ------------------------------------------
 # `make serve` serves the inspector at http://127.0.0.1:$(PORT)/_inspector. Its browser tests also run

@@ -1,0 +1,162 @@
+"""Running cold: a new process per run, as a new Lambda container runs, timed from Python's start.
+
+The endpoint's processes import the handler from the artifact (`cold_start`); the floors' and
+the peer's run a script of their own in the same Python, directory and environment. Each run is
+checked to have answered 200 with the manifest (or `ok: true`), so a fast failure never times.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from bench.environment import get_event, post_event
+from bench.floors import FLOOR_COLD, FLOOR_EXTENSION_COLD
+from bench.ratios import Samples
+from handler.testing import (
+    ColdStart,
+    cold_start,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from bench.environment import Stage
+
+# The peer's cold process: what the Lambda runtime does with bench/peer.py's handler.
+PEER_COLD = """
+import json, sys, time
+
+class Context:
+    function_name = "median-tools"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:median-tools"
+    aws_request_id = "cold-start-request"
+    def get_remaining_time_in_millis(self):
+        return 30000
+
+event = json.loads(sys.stdin.read())
+from bench.peer import lambda_handler
+response = lambda_handler(event, Context())
+sys.stdout.write("\\n" + json.dumps({"response": response, "modules": sorted(sys.modules)}))
+"""
+
+
+@dataclass
+class ColdRunner(Samples):
+    """One kind of new process, run again and again: its times, and what it imported the last time."""
+
+    start: Callable[[dict[str, Any]], ColdStart] | None = None
+    make_event: Callable[[], dict[str, Any]] = get_event
+    expected_body: Any = None  # the manifest, parsed; None: any 200 with "ok": true (POST)
+    modules: frozenset[str] = frozenset()
+
+    def run(self) -> float:
+        assert self.start is not None
+        started = self.start(self.make_event())
+        response = started.response
+        body = json.loads(response["body"])
+        served = body == self.expected_body if self.expected_body is not None else body.get("ok") is True
+        if response["statusCode"] != 200 or not served:
+            raise SystemExit(f"{self.name}: answered {response['statusCode']}: {response['body'][:300]}")
+        self.modules = started.modules
+        return started.seconds * 1000
+
+
+def script_start(python: str, where: Path, env: dict[str, str], script: str, *args: str) -> Callable[..., ColdStart]:
+    """A process running `script`, as `cold_start` runs the handler's: same Python, directory and environment."""
+
+    def start(event: dict[str, Any]) -> ColdStart:
+        started = time.perf_counter()
+        finished = subprocess.run(  # noqa: S603 - the runtime venv's Python running the bench's scripts
+            [python, "-c", script, *args],
+            input=json.dumps(event).encode("utf-8"),
+            env={**env, "PYTHONPATH": str(where)},
+            cwd=where,
+            capture_output=True,
+            check=False,
+        )
+        seconds = time.perf_counter() - started
+        if finished.returncode != 0:
+            raise SystemExit(f"a cold process failed:\n{finished.stderr.decode('utf-8', errors='replace')[-2000:]}")
+        report = json.loads(finished.stdout.decode("utf-8").rstrip("\n").rsplit("\n", 1)[-1])
+        return ColdStart(report["response"], frozenset(report["modules"]), seconds)
+
+    return start
+
+
+def endpoint_process(
+    stage: Stage,
+    name: str,
+    event: Callable[[], dict[str, Any]],
+    environment: dict[str, str],
+    where: Path | None = None,
+    preimport: tuple[str, ...] = (),
+) -> ColdRunner:
+    """The handler imported from `where` (the stage's artifact unless named), answering one `event`."""
+    artifact = where or stage.artifact
+
+    def start(event: dict[str, Any]) -> ColdStart:
+        return cold_start(event, artifact, environment, python=stage.runtime_python, preimport=preimport)
+
+    return ColdRunner(name, [], start, event, stage.served_manifest if event is get_event else None)
+
+
+def floor_process(stage: Stage, name: str, script: str, environment: dict[str, str]) -> ColdRunner:
+    """A floor's script answering one GET with the stage's prebuilt manifest."""
+    start = script_start(stage.runtime_python, stage.artifact, environment, script, str(stage.manifest_path))
+    return ColdRunner(name, [], start, get_event, stage.served_manifest)
+
+
+def peer_process(stage: Stage, name: str, event: Callable[[], dict[str, Any]]) -> ColdRunner:
+    """bench/peer.py's handler answering one `event`; it reads the key through boto3, having no other way."""
+    start = script_start(stage.runtime_python, stage.artifact, stage.serve_boto3, PEER_COLD)
+    return ColdRunner(name, [], start, event, stage.served_manifest if event is get_event else None)
+
+
+@dataclass(frozen=True)
+class ColdProcesses:
+    """The processes behind the cases and the rows for information, in the order of every round."""
+
+    floor_boto3: ColdRunner
+    floor_extension: ColdRunner
+    get_extension: ColdRunner
+    get_boto3: ColdRunner
+    post_extension: ColdRunner
+    post_boto3: ColdRunner
+    peer_get: ColdRunner
+    peer_post: ColdRunner
+    post_idempotent: ColdRunner
+
+    def runners(self) -> list[ColdRunner]:
+        return [getattr(self, each.name) for each in fields(self)]
+
+
+def cold_processes(stage: Stage) -> ColdProcesses:
+    return ColdProcesses(
+        floor_boto3=floor_process(stage, "the boto3 floor", FLOOR_COLD, stage.serve_boto3),
+        floor_extension=floor_process(stage, "the extension floor", FLOOR_EXTENSION_COLD, stage.serve),
+        get_extension=endpoint_process(stage, "cold GET, key through the extension", get_event, stage.deployed),
+        get_boto3=endpoint_process(stage, "cold GET, key through boto3", get_event, stage.deployed_boto3),
+        post_extension=endpoint_process(stage, "cold POST, key through the extension", post_event, stage.serve),
+        post_boto3=endpoint_process(stage, "cold POST, key through boto3", post_event, stage.serve_boto3),
+        peer_get=peer_process(stage, "the peer's cold GET", get_event),
+        peer_post=peer_process(stage, "the peer's cold POST", post_event),
+        post_idempotent=endpoint_process(
+            stage, "cold POST, idempotency on (moto's DynamoDB)", post_event, stage.deployed
+        ),
+    )
+
+
+def run_cold(runners: list[ColdRunner], runs: int) -> None:
+    """A warm-up each (writes the .pyc files, fills the page cache), then `runs` rounds in rotated order."""
+    for runner in runners:
+        runner.run()
+    for round_number in range(runs):
+        shift = round_number % len(runners)
+        for runner in runners[shift:] + runners[:shift]:
+            runner.samples.append(runner.run())

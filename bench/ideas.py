@@ -1,0 +1,246 @@
+"""The ideas bench/README.md weighs: what handler/ does its own way instead of a library's public
+API, and the alternatives, each measured the same way against the floor it adds to.
+
+Cold, a variant of a floor or of the endpoint's process (an import more, the manifest built from
+the tools, the artifact as built without .pyc files); warm, the floor plus one piece of what the
+handler does per call, done both ways. None of these rows has a target.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from bench.cold import endpoint_process, floor_process
+from bench.environment import SECRET_NAME, get_event, lay_out_shipped_artifact, post_event
+from bench.floors import EXTENSION_FLOOR_IMPORTS, FLOOR_GET_SECRET_COLD, FLOOR_WITH_LIBRARIES_COLD, with_imports
+from bench.ratios import paired_case
+from bench.warm import WARM_POST_CALLS, WarmLoop, posts, run_warm
+from handler.testing import (
+    lay_out_artifact,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from bench.cold import ColdProcesses, ColdRunner
+    from bench.environment import Stage
+    from bench.ratios import Case
+    from bench.warm import Answer, WarmContenders
+
+
+# --- cold -----------------------------------------------------------------------------------
+
+
+def cold_idea_pairs(stage: Stage, cold: ColdProcesses) -> list[tuple[ColdRunner, ColdRunner]]:
+    """Each idea's process with the floor it is weighed against."""
+    # No .pyc is ever written there: /var/task is read-only, so Lambda compiles these at every cold start.
+    shipped = lay_out_shipped_artifact(stage.work / "shipped", stage.runtime_python)
+    no_bytecode = {"PYTHONDONTWRITEBYTECODE": "1"}
+    source = lay_out_artifact(stage.work / "source", prebuilt_manifest=False)
+    floor_with_libraries = floor_process(
+        stage, "the boto3 floor + pydantic + Powertools", FLOOR_WITH_LIBRARIES_COLD, stage.serve_boto3
+    )
+    return [
+        (
+            floor_process(
+                stage, "the boto3 floor, key through Powertools' get_secret", FLOOR_GET_SECRET_COLD, stage.serve_boto3
+            ),
+            cold.floor_boto3,
+        ),
+        *[
+            (
+                floor_process(stage, f"the extension floor + import {modules}", with_imports(modules), stage.serve),
+                cold.floor_extension,
+            )
+            for modules in EXTENSION_FLOOR_IMPORTS
+        ],
+        (
+            endpoint_process(
+                stage,
+                "cold GET (extension), Powertools' event data classes imported",
+                get_event,
+                stage.deployed,
+                preimport=("aws_lambda_powertools.utilities.data_classes",),
+            ),
+            cold.floor_extension,
+        ),
+        (
+            endpoint_process(
+                stage, "cold GET (extension), the manifest built from the tools", get_event, stage.deployed, source
+            ),
+            cold.floor_extension,
+        ),
+        (
+            endpoint_process(
+                stage,
+                "cold GET (extension), the artifact as built: no .pyc",
+                get_event,
+                {**stage.deployed, **no_bytecode},
+                shipped,
+            ),
+            cold.floor_extension,
+        ),
+        (
+            endpoint_process(
+                stage,
+                "cold POST (boto3), the artifact as built: no .pyc",
+                post_event,
+                {**stage.serve_boto3, **no_bytecode},
+                shipped,
+            ),
+            cold.floor_boto3,
+        ),
+        (floor_with_libraries, cold.floor_boto3),
+        (cold.post_boto3, floor_with_libraries),
+    ]
+
+
+def cold_idea_cases(pairs: list[tuple[ColdRunner, ColdRunner]]) -> list[Case]:
+    return [paired_case(runner.name, "ms", base, runner, target=False) for runner, base in pairs]
+
+
+# --- warm: the floor plus one piece of the handler's work -------------------------------------
+
+
+def with_powertools_metrics(floor_post: Answer) -> Answer:
+    """The floor, plus what the endpoint records per call through Powertools Metrics, printed by its flush_metrics."""
+    from aws_lambda_powertools import Metrics
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    metrics = Metrics(namespace="MedianTools", service="median-tools")
+
+    def floor_and_metrics(event: dict[str, Any]) -> Any:
+        started = time.perf_counter()
+        answer = floor_post(event)
+        metrics.add_dimension(name="tool", value="orderStatus")
+        metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=1.0)
+        metrics.add_metric(
+            name="ToolDuration", unit=MetricUnit.Milliseconds, value=(time.perf_counter() - started) * 1000
+        )
+        metrics.flush_metrics()
+        return answer
+
+    return floor_and_metrics
+
+
+def with_serialised_metrics(floor_post: Answer) -> Answer:
+    """The same, the line printed as handler/observability.py prints it: serialize_metric_set, an encoder
+    built once, clear_metrics; whether metrics are off read once, not per flush."""
+    from aws_lambda_powertools import Metrics
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    metrics = Metrics(namespace="MedianTools", service="median-tools")
+    encoder = json.JSONEncoder(separators=(",", ":"))
+
+    def floor_and_metrics(event: dict[str, Any]) -> Any:
+        started = time.perf_counter()
+        answer = floor_post(event)
+        metrics.add_dimension(name="tool", value="orderStatus")
+        metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=1.0)
+        metrics.add_metric(
+            name="ToolDuration", unit=MetricUnit.Milliseconds, value=(time.perf_counter() - started) * 1000
+        )
+        try:
+            print(encoder.encode(metrics.serialize_metric_set()))
+        finally:
+            metrics.clear_metrics()
+        return answer
+
+    return floor_and_metrics
+
+
+def _probe_alarm(signum: int, frame: object) -> None:
+    """A SIGALRM handler that is a Python function, as handler/deadline.py's is."""
+
+
+@contextmanager
+def probe_alarm_installed() -> Iterator[None]:
+    previous = signal.signal(signal.SIGALRM, _probe_alarm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def with_alarm_check(floor_post: Answer, getsignal: Callable[[int], Any]) -> Answer:
+    """The floor, plus handler/deadline.py's check of the SIGALRM handler in place (a function) before
+    each tool run: ours, the default, or a tool's own, which is left alone."""
+
+    def floor_and_check(event: dict[str, Any]) -> Any:
+        current = getsignal(signal.SIGALRM)
+        if current is not _probe_alarm and current != signal.SIG_DFL:
+            raise AssertionError("another SIGALRM handler is in place")
+        return floor_post(event)
+
+    return floor_and_check
+
+
+def with_key_read(floor_get: Answer, read: Callable[[], str]) -> Answer:
+    """The floor, plus reading the key from a cache on every call, as a warm request does."""
+
+    def floor_and_key(event: dict[str, Any]) -> Any:
+        read()
+        return floor_get(event)
+
+    return floor_and_key
+
+
+def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
+    """What handler/ does its own way instead of a library's public API, each piece on the floor, both ways."""
+    from aws_lambda_powertools.utilities.parameters import get_secret
+
+    from handler.app import key_source
+
+    floor_get, floor_post = contenders.floor_get, contenders.floor_post
+    cases = []
+    key_loops = [
+        WarmLoop("the floor", [], floor_get),
+        WarmLoop("warm GET floor + the key from handler.key's cache", [], with_key_read(floor_get, key_source.get)),
+        WarmLoop(
+            "warm GET floor + the key from Powertools' get_secret cache",
+            [],
+            with_key_read(floor_get, lambda: str(get_secret(SECRET_NAME, max_age=300))),
+        ),
+    ]
+    run_warm(key_loops, contenders.gets, rounds)
+    cases += [paired_case(loop.name, "µs", key_loops[0], loop, target=False) for loop in key_loops[1:]]
+
+    metric_loops = [
+        WarmLoop("the floor", [], floor_post),
+        WarmLoop(
+            "warm POST floor + Powertools Metrics, printed as handler/observability.py does",
+            [],
+            with_serialised_metrics(floor_post),
+        ),
+        WarmLoop(
+            "warm POST floor + Powertools Metrics, printed by its flush_metrics",
+            [],
+            with_powertools_metrics(floor_post),
+        ),
+    ]
+    run_warm(metric_loops, posts(WARM_POST_CALLS), rounds)
+    cases += [paired_case(loop.name, "µs", metric_loops[0], loop, target=False) for loop in metric_loops[1:]]
+
+    from _signal import getsignal as private_getsignal
+
+    alarm_loops = [
+        WarmLoop("the floor", [], floor_post),
+        WarmLoop(
+            "warm POST floor + the SIGALRM check, private _signal.getsignal",
+            [],
+            with_alarm_check(floor_post, private_getsignal),
+        ),
+        WarmLoop(
+            "warm POST floor + the SIGALRM check, public signal.getsignal",
+            [],
+            with_alarm_check(floor_post, signal.getsignal),
+        ),
+    ]
+    with probe_alarm_installed():
+        run_warm(alarm_loops, posts(WARM_POST_CALLS), rounds)
+    cases += [paired_case(loop.name, "µs", alarm_loops[0], loop, target=False) for loop in alarm_loops[1:]]
+    return cases
