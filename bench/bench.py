@@ -76,16 +76,10 @@ from handler.protocol import (  # noqa: E402 - needs ROOT on sys.path
     SIGNATURE_TOLERANCE_SECONDS,
     TOOLS_PACKAGE_ENV,
 )
-from handler.testing import (  # noqa: E402
-    ColdStart,
-    FakeLambdaContext,
-    SecretsExtensionStandIn,
-    call_body,
-    cold_start,
-    free_port,
-    lay_out_artifact,
-    signed_event,
-)
+from handler.testing import FakeLambdaContext, call_body, signed_event  # noqa: E402
+from tests.support.cold_start import ColdStart, cold_start, lay_out_artifact  # noqa: E402
+from tests.support.ports import free_port  # noqa: E402
+from tests.support.secrets_extension import SecretsExtensionStandIn  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

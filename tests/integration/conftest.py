@@ -18,8 +18,9 @@ import boto3
 import pytest
 
 from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, TOOLS_PACKAGE_ENV
-from handler.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of, free_port
+from handler.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of
 from tests.fault_relay import FaultRelay
+from tests.support.ports import free_port
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

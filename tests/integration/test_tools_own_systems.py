@@ -12,9 +12,10 @@ from pydantic import BaseModel
 
 from handler import Parameter, Secret, Settings, ToolContext, ToolError, tool
 from handler import dependencies as tool_secrets
-from handler.testing import FakeLambdaContext, MedianAWS, SecretsExtensionStandIn, call_body, signed_event
+from handler.testing import FakeLambdaContext, MedianAWS, call_body, signed_event
 from tests.clock import SteppedClock
 from tests.fault_relay import Fault
+from tests.support.secrets_extension import SecretsExtensionStandIn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
