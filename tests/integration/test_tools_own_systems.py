@@ -404,7 +404,7 @@ def test_a_value_set_for_one_test_is_the_one_its_tool_reads(
         return {"table": settings.parcels_table}
 
     # WHEN a later test sets another value (here: the plugin's reset between tests, run by hand)
-    from handler.pytest_plugin import forget_what_a_container_keeps
+    from handler.testing import forget_what_a_container_keeps
 
     forget_what_a_container_keeps()
     monkeypatch.setenv("PARCELS_TABLE", "this-test")

@@ -3,7 +3,7 @@
 Every test also starts with nothing a container keeps (settings, secrets, AWS clients), so a
 value a test sets with `monkeypatch.setenv` is the one its tools read.
 
-Registered for the whole project by pyproject.toml (`-p handler.pytest_plugin` in pytest's
+Registered for the whole project by pyproject.toml (`-p handler.testing.pytest_plugin` in pytest's
 addopts), so `tests/tools/` needs no conftest for it. moto and pytest are test dependencies,
 never the artifact's: nothing the function runs imports this module.
 """
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.testing import MedianAWS, forget_what_a_container_keeps
+from handler.testing.aws import MedianAWS, forget_what_a_container_keeps
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
