@@ -89,7 +89,7 @@ new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NA
 swap-check: $(INSTALLED) ## In a temporary copy: delete the examples, make new-tool, make lint test check build
 	VENV="$(VENV)" scripts/swap_examples.sh
 
-lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format); mypy on handler/ and tools/
+lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format); mypy on handler/, tools/ and tests/support/
 	$(BIN)/python -m scripts.lock check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

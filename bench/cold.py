@@ -16,10 +16,7 @@ from typing import TYPE_CHECKING, Any
 from bench.environment import get_event, post_event
 from bench.floors import FLOOR_COLD, FLOOR_EXTENSION_COLD
 from bench.ratios import Samples
-from handler.testing import (
-    ColdStart,
-    cold_start,
-)
+from tests.support.cold_start import ColdStart, cold_start
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -25,13 +25,10 @@ from handler.protocol import (
     SECRETS_EXTENSION_TOKEN_ENV,
     TOOLS_PACKAGE_ENV,
 )
-from handler.testing import (
-    SecretsExtensionStandIn,
-    call_body,
-    free_port,
-    lay_out_artifact,
-    signed_event,
-)
+from handler.testing import call_body, signed_event
+from tests.support.cold_start import lay_out_artifact
+from tests.support.ports import free_port
+from tests.support.secrets_extension import SecretsExtensionStandIn
 
 if TYPE_CHECKING:
     from contextlib import ExitStack

@@ -19,9 +19,7 @@ from bench.environment import SECRET_NAME, get_event, lay_out_shipped_artifact, 
 from bench.floors import EXTENSION_FLOOR_IMPORTS, FLOOR_GET_SECRET_COLD, FLOOR_WITH_LIBRARIES_COLD, with_imports
 from bench.ratios import paired_case
 from bench.warm import WARM_POST_CALLS, WarmLoop, posts, run_warm
-from handler.testing import (
-    lay_out_artifact,
-)
+from tests.support.cold_start import lay_out_artifact
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -149,7 +149,7 @@ def build_event(
 def moto_endpoint(median_aws_endpoint: str) -> str:
     """moto's server on a free loopback port, shared by the session: AWS over real HTTP, with boto3 pointed at it.
 
-    The one `median_aws` (handler/pytest_plugin.py) gives a tool's tests: one server, fake credentials.
+    The one `median_aws` (handler/testing/pytest_plugin.py) gives a tool's tests: one server, fake credentials.
     """
     return median_aws_endpoint
 

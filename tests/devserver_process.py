@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from handler.protocol import TOOLS_PACKAGE_ENV
-from handler.testing import free_port
 from tests.scratch_tools import SAMPLE_TOOLS
+from tests.support.ports import free_port
 from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
 """A real Secrets Manager over HTTP, on moto's server (tests/conftest.py: moto_endpoint, which is the
-`median_aws_endpoint` of handler/pytest_plugin.py that tools' tests use too), shared by the session."""
+`median_aws_endpoint` of handler/testing/pytest_plugin.py that tools' tests use too), shared by the session."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ import boto3
 import pytest
 
 from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, TOOLS_PACKAGE_ENV
-from handler.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of, free_port
+from handler.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of
 from tests.fault_relay import FaultRelay
+from tests.support.ports import free_port
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -17,9 +17,10 @@ from pydantic import BaseModel, Field
 
 from handler import tool
 from handler.cli import main
-from handler.testing import TEST_KEY, free_port
+from handler.testing import TEST_KEY
 from tests.devserver_process import running_devserver
 from tests.project_copy import copy_project
+from tests.support.ports import free_port
 from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler.cli import main
-from handler.testing import TEST_KEY, free_port
+from handler.testing import TEST_KEY
 from tests.devserver_process import running_devserver
+from tests.support.ports import free_port
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

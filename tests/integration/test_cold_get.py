@@ -17,8 +17,9 @@ import pytest
 
 from handler import app
 from handler.protocol import IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV, PREBUILT_MANIFEST_FILE, TOOLS_PACKAGE_ENV
-from handler.testing import TEST_KEY, FakeLambdaContext, cold_start, dev_key, lay_out_artifact, signed_event
+from handler.testing import TEST_KEY, FakeLambdaContext, dev_key, signed_event
 from tests.scratch_tools import SAMPLE_TOOLS
+from tests.support.cold_start import cold_start, lay_out_artifact
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -21,7 +21,9 @@ from handler.protocol import (
     SECRETS_EXTENSION_PORT_ENV,
     SECRETS_EXTENSION_TOKEN_ENV,
 )
-from handler.testing import TEST_KEY, SecretsExtensionStandIn, cold_start, lay_out_artifact, signed_event
+from handler.testing import TEST_KEY, signed_event
+from tests.support.cold_start import cold_start, lay_out_artifact
+from tests.support.secrets_extension import SecretsExtensionStandIn
 
 if TYPE_CHECKING:
     from pathlib import Path

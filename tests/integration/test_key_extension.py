@@ -1,6 +1,6 @@
 """The key through the AWS Parameters and Secrets Lambda Extension, and back to boto3 when it gives none.
 
-The extension is a Lambda layer and cannot run here: handler.testing.SecretsExtensionStandIn
+The extension is a Lambda layer and cannot run here: tests.support.secrets_extension.SecretsExtensionStandIn
 speaks its documented localhost API, backed by moto's Secrets Manager, so the secret it serves
 is real. The handler's own boto3 client reaches moto through a TCP relay, which counts the
 reads that did not go through the extension.
@@ -32,17 +32,12 @@ from handler.protocol import (
     SECRETS_EXTENSION_TOKEN_ENV,
     SECRETS_EXTENSION_TOKEN_HEADER,
 )
-from handler.testing import (
-    FakeLambdaContext,
-    SecretsExtensionStandIn,
-    answer_of,
-    cold_start,
-    free_port,
-    lay_out_artifact,
-    signed_event,
-)
+from handler.testing import FakeLambdaContext, answer_of, signed_event
 from tests.clock import SteppedClock
 from tests.fault_relay import Fault, FaultRelay
+from tests.support.cold_start import cold_start, lay_out_artifact
+from tests.support.ports import free_port
+from tests.support.secrets_extension import SecretsExtensionStandIn
 from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:

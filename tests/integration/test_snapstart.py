@@ -25,8 +25,9 @@ from handler.protocol import (
     PREBUILT_MANIFEST_FILE,
     SNAPSTART_INITIALIZATION,
 )
-from handler.testing import cold_start, lay_out_artifact, signed_event
+from handler.testing import signed_event
 from tests.integration.conftest import REPO_ROOT
+from tests.support.cold_start import cold_start, lay_out_artifact
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -12,9 +12,10 @@ from pydantic import BaseModel
 
 from handler import Parameter, Secret, Settings, ToolContext, ToolError, tool
 from handler import dependencies as tool_secrets
-from handler.testing import FakeLambdaContext, MedianAWS, SecretsExtensionStandIn, call_body, signed_event
+from handler.testing import FakeLambdaContext, MedianAWS, call_body, signed_event
 from tests.clock import SteppedClock
 from tests.fault_relay import Fault
+from tests.support.secrets_extension import SecretsExtensionStandIn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -403,7 +404,7 @@ def test_a_value_set_for_one_test_is_the_one_its_tool_reads(
         return {"table": settings.parcels_table}
 
     # WHEN a later test sets another value (here: the plugin's reset between tests, run by hand)
-    from handler.pytest_plugin import forget_what_a_container_keeps
+    from handler.testing import forget_what_a_container_keeps
 
     forget_what_a_container_keeps()
     monkeypatch.setenv("PARCELS_TABLE", "this-test")

@@ -3,7 +3,7 @@
 Every test also starts with nothing a container keeps (settings, secrets, AWS clients), so a
 value a test sets with `monkeypatch.setenv` is the one its tools read.
 
-Registered for the whole project by pyproject.toml (`-p handler.pytest_plugin` in pytest's
+Registered for the whole project by pyproject.toml (`-p handler.testing.pytest_plugin` in pytest's
 addopts), so `tests/tools/` needs no conftest for it. moto and pytest are test dependencies,
 never the artifact's: nothing the function runs imports this module.
 """
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.testing import MedianAWS, forget_what_a_container_keeps, free_port
+from handler.testing.aws import MedianAWS, forget_what_a_container_keeps
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -35,10 +35,11 @@ def median_aws_endpoint() -> Iterator[str]:
     """moto's server on a free loopback port, one per test session: its URL."""
     from moto.server import ThreadedMotoServer
 
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    # Port 0: the server binds a free port itself, so no other process can take it between a probe and the bind.
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
-    endpoint = f"http://127.0.0.1:{port}"
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
     with pytest.MonkeyPatch.context() as patch:
         for name, value in _FAKE_AWS.items():
             patch.setenv(name, value)

@@ -1,0 +1,46 @@
+"""Call your tools the way Median does, from your own tests.
+
+    from handler.testing import MedianTestClient
+
+    def test_order_status():
+        client = MedianTestClient()
+        answer = client.call("orderStatus", {"orderNumber": "ORD-1042"})
+        assert answer.status == 200 and answer.body["output"]["status"] == "shipped"
+
+Each request is a real API Gateway HTTP API (payload 2.0) event, signed with a test key,
+and goes through `lambda_handler` exactly as a deployed request would.
+
+- `client`: `MedianTestClient`, its `TestAnswer`, the `FakeLambdaContext` it sends, `dev_key`;
+- `events`: the events and bodies Median sends (`signed_event`, `http_event`, `call_body`, ...);
+- `aws`: `MedianAWS`, what the `median_aws` fixture gives a test that reaches AWS;
+- `pytest_plugin`: that fixture, registered by pyproject.toml's `-p handler.testing.pytest_plugin`.
+"""
+
+from __future__ import annotations
+
+from handler.testing.aws import MedianAWS, forget_what_a_container_keeps
+from handler.testing.client import FakeLambdaContext, MedianTestClient, TestAnswer, answer_of, dev_key
+from handler.testing.events import (
+    PAYLOAD_FORMATS,
+    TEST_KEY,
+    call_body,
+    diagnostics_body,
+    http_event,
+    signed_event,
+)
+
+__all__ = [
+    "PAYLOAD_FORMATS",
+    "TEST_KEY",
+    "FakeLambdaContext",
+    "MedianAWS",
+    "MedianTestClient",
+    "TestAnswer",
+    "answer_of",
+    "call_body",
+    "dev_key",
+    "diagnostics_body",
+    "forget_what_a_container_keeps",
+    "http_event",
+    "signed_event",
+]

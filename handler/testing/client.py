@@ -1,0 +1,83 @@
+"""The test client: signed requests through `lambda_handler`, as Median sends them, and their answers."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
+from handler.testing.events import TEST_KEY, call_body, diagnostics_body, signed_event
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+@dataclass
+class FakeLambdaContext:
+    """The attributes of Lambda's context object that the handler and Powertools read."""
+
+    function_name: str = "median-tools"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:median-tools"
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    timeout_seconds: float = 30.0
+    _started: float = field(default_factory=time.monotonic)
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.timeout_seconds - (time.monotonic() - self._started)) * 1000))
+
+
+@dataclass(frozen=True)
+class TestAnswer:
+    status: int
+    headers: dict[str, str]
+    body: Any
+
+
+def answer_of(response: dict[str, Any]) -> TestAnswer:
+    return TestAnswer(response["statusCode"], response.get("headers", {}), json.loads(response["body"]))
+
+
+@contextmanager
+def dev_key(key: str) -> Iterator[None]:
+    """Run with `key` as the local dev key and no secret named, as `make serve` does."""
+    saved = {name: os.environ.get(name) for name in (DEV_KEY_ENV, KEY_SECRET_ENV)}
+    os.environ[DEV_KEY_ENV] = key
+    os.environ.pop(KEY_SECRET_ENV, None)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+class MedianTestClient:
+    """Sends signed requests to `lambda_handler` as Median would, under a dev key."""
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    def __init__(self, key: str = TEST_KEY) -> None:
+        self.key = key
+
+    def send(self, event: dict[str, Any], context: FakeLambdaContext | None = None) -> TestAnswer:
+        from handler.app import lambda_handler
+
+        with dev_key(self.key):
+            return answer_of(lambda_handler(event, context or FakeLambdaContext()))  # type: ignore[arg-type]
+
+    def manifest(self) -> TestAnswer:
+        return self.send(signed_event("GET", key=self.key))
+
+    def call(self, tool: str, tool_input: dict[str, Any] | None = None, **members: Any) -> TestAnswer:
+        return self.send(signed_event("POST", call_body(tool, tool_input, **members), key=self.key))
+
+    def diagnostics(self) -> TestAnswer:
+        return self.send(signed_event("POST", diagnostics_body(), key=self.key))

@@ -1,0 +1,12 @@
+"""Ports for a test's or the bench's own servers."""
+
+from __future__ import annotations
+
+import socket
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now: for a test or bench server of its own."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
