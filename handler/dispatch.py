@@ -218,8 +218,9 @@ def _too_large(what: str, serialized: str, ctx: ToolContext) -> Answer:
 
 
 def _timed_out(what: str, ctx: ToolContext) -> Answer:
-    logger.error(f"{what} timed out", extra={"call_id": ctx.call_id, "request_id": ctx.request_id})
     reference = ctx.reference
+    # The answer's reference is all the caller has: the log line must carry it to be found by it.
+    logger.error(f"{what} timed out", extra={"call_id": ctx.call_id, "reference": reference})
     return Answer(
         504,
         error_body(

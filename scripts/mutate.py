@@ -93,6 +93,7 @@ GUARDS: dict[str, list[str]] = {
         "tests/unit/test_observability.py",
         "tests/unit/test_logs_hold_no_secrets.py",
         "tests/integration/test_post_without_the_table.py",
+        "tests/integration/test_post_failures_said_and_logged.py",
     ],
     "idempotency": [
         "tests/integration/test_idempotency.py",

@@ -223,6 +223,7 @@ def test_post_on_tools_that_fail_to_import_answers_a_clear_500(
     assert error["code"] == "internal_error"
     assert error["message"].startswith("The endpoint's tools failed to import, so no tool can run; reference ")
     [record] = [record for record in logs.records() if record["level"] == "ERROR"]
+    assert record["message"] == "The tools failed to import; no tool can run"
     assert record["problems"] == [line]
     assert record["reference"] in error["message"]
     assert "Traceback" not in logs.text()
