@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 import sys
 
-from handler import observability
 from handler.protocol import INITIALIZATION_TYPE_ENV, SNAPSTART_INITIALIZATION
+from handler.runtime import observability
 
 
 def register_hooks_under_snapstart() -> bool:
@@ -40,13 +40,14 @@ def register_hooks_under_snapstart() -> bool:
 
 def before_snapshot() -> None:
     """Warm everything a first request would build; then drop every key, client and timestamp."""
-    from handler import app, idempotency
-    from handler.dispatch import handle_post  # POST's machinery: pydantic, the deadline, Metrics
-    from handler.registry import load_tools
+    from handler import app
+    from handler.authoring.registry import load_tools
+    from handler.calls import idempotency
+    from handler.calls.dispatch import handle_post  # POST's machinery: pydantic, the deadline, Metrics
 
     del handle_post  # imported for the modules it brings, found again at the first POST
     for tool in load_tools().tools:
-        # Each model is built with defer_build (handler/authoring.py): build its validator now.
+        # Each model is built with defer_build (handler/authoring/api.py): build its validator now.
         tool.input_model.model_rebuild(force=True)
     app.manifest_answer()  # the prebuilt manifest read, or built from the tools
     if idempotency.table_name() is not None:
@@ -73,13 +74,14 @@ def after_restore() -> None:
 
 def start_anew() -> None:
     """Forget the key, its timestamps and failures, the tools' secrets and parameters, and every AWS client."""
-    from handler import app, idempotency
-    from handler.aws_clients import forget_tool_clients
+    from handler import app
+    from handler.calls import idempotency
+    from handler.runtime.aws_clients import forget_tool_clients
 
     app.key_source.forget()
     idempotency.forget_clients()
     forget_tool_clients()
-    if "handler.dependencies" in sys.modules:  # a tool's secrets, if any was read: never in a snapshot
-        from handler.dependencies import forget_secrets
+    if "handler.authoring.dependencies" in sys.modules:  # a tool's secrets, if any was read: never in a snapshot
+        from handler.authoring.dependencies import forget_secrets
 
         forget_secrets()

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handler.authoring.registry import tools_package
+from handler.key.secrets_extension import PARAMETER_PATH
 from handler.protocol import (
     DEV_KEY_ENV,
     KEY_SECRET_ENV,
@@ -36,9 +38,7 @@ from handler.protocol import (
     SECRETS_EXTENSION_TOKEN_HEADER,
     SIGNATURE_HEADER,
 )
-from handler.registry import tools_package
-from handler.secrets_extension import PARAMETER_PATH
-from handler.signature import sign
+from handler.request.signature import sign
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -543,11 +543,11 @@ def forget_what_a_container_keeps() -> None:
     from an earlier pytest session in the same process (mutmut runs several) would still point at
     that session's moto server, long stopped.
     """
-    from handler.aws_clients import forget_tool_clients
-    from handler.dependencies import forget_secrets
-    from handler.env import forget_settings
-    from handler.idempotency import forget_clients as forget_idempotency_clients
-    from handler.settings import forget_configuration
+    from handler.authoring.dependencies import forget_secrets
+    from handler.authoring.settings import forget_configuration
+    from handler.calls.idempotency import forget_clients as forget_idempotency_clients
+    from handler.runtime.aws_clients import forget_tool_clients
+    from handler.runtime.env import forget_settings
 
     forget_configuration()
     forget_secrets()

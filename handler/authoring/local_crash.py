@@ -15,8 +15,8 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from handler.key import running_in_deployed_lambda
-from handler.registry import shown_path
+from handler.authoring.registry import shown_path
+from handler.key.source import running_in_deployed_lambda
 
 if TYPE_CHECKING:
     from traceback import FrameSummary

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from handler.key import running_in_deployed_lambda
-from handler.registry import package_directory, shown_path
+from handler.authoring.registry import package_directory, shown_path
+from handler.key.source import running_in_deployed_lambda
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
-    from handler.registry import Tool
+    from handler.authoring.registry import Tool
 
 STAGE_ENV = "MEDIAN_STAGE"
 DEFAULT_STAGE = "default"
@@ -341,7 +341,7 @@ class NamedBySetting(NamedTuple):
 
 def names_by_setting(tools: Iterable[Tool]) -> list[NamedBySetting]:
     """Each variable that names a tool's secret or parameter."""
-    from handler.dependencies import Dependency
+    from handler.authoring.dependencies import Dependency
 
     return [
         NamedBySetting(dependency.setting, f"{each.function.__name__}'s {dependency.kind}", each.location)

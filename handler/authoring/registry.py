@@ -3,7 +3,7 @@
 A tool module that fails to import is the author's mistake, so the loader names it where they
 made it: `tools/<file>.py:<line>: <what is wrong>`, one line per broken module, in a
 `ToolLoadError` that `make check`, `make serve`, the test suite and GET all show as it is. So is
-an input model that pydantic cannot finish once the modules have run (handler/registration.py).
+an input model that pydantic cannot finish once the modules have run (handler/authoring/registration.py).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.env import setting
-from handler.key import running_in_deployed_lambda
+from handler.key.source import running_in_deployed_lambda
 from handler.protocol import TOOLS_PACKAGE, TOOLS_PACKAGE_ENV
+from handler.runtime.env import setting
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -119,7 +119,7 @@ def reload_tools(package: str | None = None) -> Registry:
     registry.diagnostics = []
     _loaded.pop(name, None)
     # A saved settings.toml is read anew, as a fresh container would (imports pydantic: make serve only).
-    from handler.settings import forget_configuration
+    from handler.authoring.settings import forget_configuration
 
     forget_configuration()
     return load_tools(name)
@@ -155,8 +155,8 @@ def _import_package(package: str) -> list[str] | None:
                 lines.append(line)
     if not running_in_deployed_lambda() and len(registry.tools) > registered_before:
         # What only shows once the modules have run (a postponed annotation naming nothing, a
-        # schema that cannot be built): checked where it costs no cold start (handler/registration.py).
-        from handler.registration import registration_problems
+        # schema that cannot be built): checked where it costs no cold start (handler/authoring/registration.py).
+        from handler.authoring.registration import registration_problems
 
         try:
             found = registration_problems(registry.tools[registered_before:])
@@ -189,7 +189,7 @@ def _describe(error: BaseException, directory: str | None, fallback: str | None 
     frame = _last_frame_inside(error.__traceback__, directory)
     if frame is not None and type(error).__module__.startswith("pydantic."):
         # pydantic refuses a model at its `class` line: the field it is about is the author's line.
-        from handler.registration import refusal_at_class
+        from handler.authoring.registration import refusal_at_class
 
         refused = refusal_at_class(error, *frame)
         if refused is not None:
