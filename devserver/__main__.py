@@ -79,7 +79,6 @@ def _stage_line() -> str | None:
     A misspelt stage is no error to the settings (a stage without a table reads [default]), so without
     this line `MEDIAN_STAGE=stagging make serve` would look like staging and serve [default]'s values.
     """
-    from handler.authoring.registry import shown_path
     from handler.authoring.settings import (
         DEFAULT_STAGE,
         SETTINGS_FILE,
@@ -88,6 +87,7 @@ def _stage_line() -> str | None:
         stage,
         stage_tables,
     )
+    from handler.runtime.env import shown_path
 
     current = stage()
     directory = settings_directory()

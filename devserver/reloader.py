@@ -21,14 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from devserver.lambda_runner import one_request_at_a_time
-from handler.authoring.registry import (
-    ToolLoadError,
-    describe_failure,
-    package_directory,
-    reload_tools,
-    shown_path,
-    tools_package,
-)
+from handler.authoring.registry import ToolLoadError, describe_failure, reload_tools
+from handler.runtime.env import package_directory, shown_path, tools_package
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence

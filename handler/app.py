@@ -39,7 +39,6 @@ PREBUILT_MANIFEST = os.path.join(os.path.dirname(__file__), PREBUILT_MANIFEST_FI
 _manifest_answer: tuple[int, str] | None = None
 _handle_post: HandlePost | None = None
 log_state_at_cold_start()
-register_hooks_under_snapstart()
 
 
 def _prebuilt_manifest() -> str | None:
@@ -167,3 +166,8 @@ def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)
     finally:
         flush_metrics()
+
+
+# Last, once manifest_answer exists: the hooks are handed what they warm and what they forget, so
+# that snapstart.py never imports this module back.
+register_hooks_under_snapstart(key_source, manifest_answer)

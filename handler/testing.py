@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.authoring.registry import tools_package
 from handler.key.secrets_extension import PARAMETER_PATH
 from handler.protocol import (
     DEV_KEY_ENV,
@@ -39,6 +38,7 @@ from handler.protocol import (
     SIGNATURE_HEADER,
 )
 from handler.request.signature import sign
+from handler.runtime.env import tools_package
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from handler.authoring.registry import Tool, ToolDefinitionError, registry, shown_path
+from handler.authoring.registry import Tool, ToolDefinitionError, registry
 from handler.protocol import RISKS
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable

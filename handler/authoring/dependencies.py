@@ -27,7 +27,10 @@ from handler.protocol import KEY_MIN_REFRESH_SECONDS, KEY_STALE_IF_ERROR_SECONDS
 from handler.runtime import observability
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
+
+    from handler.authoring.registry import Tool
+    from handler.authoring.settings import NamedBySetting
 
 # The Median key's floors (docs/protocol.md §4): the same trade of freshness for outage tolerance.
 DEFAULT_CACHE_SECONDS = 300.0
@@ -264,3 +267,15 @@ def _through_extension(ask: Callable[[str], Mapping[str, Any]]) -> Mapping[str, 
                 extra={"cause": str(none)},
             )
         return None
+
+
+def names_by_setting(tools: Iterable[Tool]) -> list[NamedBySetting]:
+    """Each variable that names a tool's secret or parameter (`make check` holds each against the stages)."""
+    from handler.authoring.settings import NamedBySetting
+
+    return [
+        NamedBySetting(dependency.setting, f"{each.function.__name__}'s {dependency.kind}", each.location)
+        for each in tools
+        for _, dependency in each.dependencies
+        if isinstance(dependency, Dependency) and dependency.setting is not None
+    ]

@@ -15,8 +15,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from handler.authoring.registry import shown_path
-from handler.key.source import running_in_deployed_lambda
+from handler.runtime.env import running_in_deployed_lambda, shown_path
 
 if TYPE_CHECKING:
     from traceback import FrameSummary

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, PydanticUndefinedAnnotation, TypeAdapter
 
-from handler.authoring.registry import shown_path
 from handler.manifest.schema import flat_input_schema
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

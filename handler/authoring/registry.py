@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.key.source import running_in_deployed_lambda
-from handler.protocol import TOOLS_PACKAGE, TOOLS_PACKAGE_ENV
-from handler.runtime.env import setting
+from handler.runtime.env import package_directory, running_in_deployed_lambda, shown_path, tools_package
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -84,11 +82,6 @@ class ToolLoadError(Exception):
 registry = Registry()
 
 
-def tools_package() -> str:
-    """The package served: `tools`, unless $MEDIAN_TOOLS_PACKAGE names another (the framework's tests do)."""
-    return setting(TOOLS_PACKAGE_ENV) or TOOLS_PACKAGE
-
-
 # Each package imported so far, with what went wrong (None: nothing). A failure is kept, not
 # retried: importing a half-run module again would register its first tools a second time.
 _loaded: dict[str, list[str] | None] = {}
@@ -125,16 +118,6 @@ def reload_tools(package: str | None = None) -> Registry:
     return load_tools(name)
 
 
-def package_directory(package: str | None = None) -> str | None:
-    """The directory of the tools package, without importing it; None if there is no such package."""
-    try:
-        spec = importlib.util.find_spec(package or tools_package())
-    except (ImportError, ValueError):
-        return None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    return locations[0] if locations else None
-
-
 def _import_package(package: str) -> list[str] | None:
     """Import the package and its public modules; the problem lines, or None if every one imported."""
     try:
@@ -164,13 +147,6 @@ def _import_package(package: str) -> list[str] | None:
             found = [_describe(error, directory)]
         lines.extend(line for line in found if line not in lines)
     return lines or None
-
-
-def shown_path(filename: str) -> str:
-    """A path as an author reads it: relative to the working directory when it is inside it."""
-    absolute = Path(filename).absolute()
-    here = Path.cwd()
-    return str(absolute.relative_to(here)) if absolute.is_relative_to(here) else str(absolute)
 
 
 def describe_failure(error: BaseException, package: str | None = None) -> str:

@@ -130,7 +130,7 @@ def command_local_env(arguments: argparse.Namespace) -> int:
     """
     from pathlib import Path
 
-    from handler.authoring.api import settings
+    from handler.authoring import settings
     from handler.key.local_key import write_private
     from handler.protocol import DEV_KEY_ENV, IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV
 
@@ -246,8 +246,9 @@ def _pretty(payload: bytes) -> str:
 
 def _build() -> tuple[dict[str, object], list[Problem | str]]:
     """The manifest and its problems: each rule it breaks, or each `file:line: what` of a module that won't import."""
+    from handler.authoring.dependencies import names_by_setting
     from handler.authoring.registry import ToolLoadError, load_tools
-    from handler.authoring.settings import names_by_setting, problems_in_stages, reading_deferred_while, settings_taken
+    from handler.authoring.settings import problems_in_stages, reading_deferred_while, settings_taken
     from handler.manifest.build import build_manifest
 
     # A build machine has no stage and no local file: the tools' Settings are held against every
@@ -292,7 +293,7 @@ def command_check(arguments: argparse.Namespace) -> int:
     tools = manifest["tools"]
     assert isinstance(tools, list)
     if not tools:
-        from handler.authoring.registry import tools_package
+        from handler.runtime.env import tools_package
 
         folder = tools_package().replace(".", "/")
         print(

@@ -41,7 +41,7 @@ from handler.protocol import (
     SECRETS_EXTENSION_PORT_ENV,
 )
 from handler.runtime import observability
-from handler.runtime.env import seconds_from_env
+from handler.runtime.env import running_in_deployed_lambda, seconds_from_env
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -51,10 +51,6 @@ if TYPE_CHECKING:
 
 class KeyUnavailable(Exception):
     """No usable key. The message is the cause, for the log only: the answer says just `no_key`."""
-
-
-def running_in_deployed_lambda() -> bool:
-    return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME")) and os.environ.get("AWS_SAM_LOCAL") != "true"
 
 
 def key_from_secret_value(value: str) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from handler.authoring.registry import shown_path
 from handler.manifest.rules import Problem, check_manifest
 from handler.protocol import PROTOCOL_VERSION
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable

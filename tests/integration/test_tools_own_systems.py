@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from handler import Parameter, Secret, Settings, ToolContext, ToolError, tool
-from handler.authoring.api import dependencies as tool_secrets
+from handler.authoring import dependencies as tool_secrets
 from handler.testing import FakeLambdaContext, MedianAWS, SecretsExtensionStandIn, call_body, signed_event
 from tests.clock import SteppedClock
 from tests.fault_relay import Fault

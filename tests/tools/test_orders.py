@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from handler.rules import check_manifest
 
+from handler.rules import check_manifest
 from handler.testing import MedianTestClient
 
 SEED_MANIFEST = Path(__file__).parents[1] / "events" / "seed_manifest_example.json"

@@ -9,7 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 from handler import Parameter, Secret, Settings, tool
-from handler.authoring.registry import ToolDefinitionError, shown_path
+from handler.authoring.registry import ToolDefinitionError
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

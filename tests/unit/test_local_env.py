@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.authoring.api import settings
+from handler.authoring import settings
 from handler.authoring.settings import STAGE_ENV, forget_configuration
 from handler.cli.commands import main
 from handler.protocol import IDEMPOTENCY_TABLE_ENV, TOOLS_PACKAGE_ENV

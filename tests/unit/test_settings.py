@@ -11,10 +11,11 @@ import pytest
 from pydantic import BaseModel, Field
 
 from handler import Settings, ToolContext, tool
-from handler.authoring.registry import ToolDefinitionError, shown_path
+from handler.authoring.registry import ToolDefinitionError
 from handler.authoring.settings import STAGE_ENV, forget_configuration, problems_in_stages
 from handler.manifest.build import build_manifest
 from handler.protocol import TOOLS_PACKAGE_ENV
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
