@@ -34,7 +34,8 @@ class DevKeyUnavailable(Exception):
 
 def dev_key_file() -> Path:
     named = os.environ.get(DEV_KEY_FILE_ENV, "").strip()
-    return Path(named) if named else Path(__file__).resolve().parent.parent / DEV_KEY_FILE_NAME
+    # At the checkout's root, beside handler/ (this file is handler/key/local_key.py).
+    return Path(named) if named else Path(__file__).resolve().parents[2] / DEV_KEY_FILE_NAME
 
 
 def dev_key() -> str:
