@@ -19,12 +19,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from handler.protocol import INITIALIZATION_TYPE_ENV, SNAPSTART_INITIALIZATION
+from handler.runtime import observability
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from handler.key.source import MedianKeySource
-from handler.runtime import observability
 
 
 def register_hooks_under_snapstart(key_source: MedianKeySource, manifest_answer: Callable[[], Any]) -> bool:
