@@ -89,18 +89,19 @@ new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NA
 swap-check: $(INSTALLED) ## In a temporary copy: delete the examples, make new-tool, make lint test check build
 	VENV="$(VENV)" scripts/swap_examples.sh
 
-lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format); mypy on handler/, tools/ and tests/support/
+lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format); mypy on handler/, tools/ and tests/support/; handler/'s layers
 	$(BIN)/python -m scripts.lock check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 format: $(INSTALLED) ## Fix what ruff can fix and format the code
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
 clean: ## Remove the virtualenv, caches and build output
-	rm -rf $(VENV) .venv-py313 .aws-sam .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-py313 .aws-sam .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
 # --- SAM: build, local invoke, deploy (issue 3) --------------------------------------

@@ -126,7 +126,7 @@ def with_powertools_metrics(floor_post: Answer) -> Answer:
 
 
 def with_serialised_metrics(floor_post: Answer) -> Answer:
-    """The same, the line printed as handler/observability.py prints it: serialize_metric_set, an encoder
+    """The same, the line printed as handler/runtime/observability.py prints it: serialize_metric_set, an encoder
     built once, clear_metrics; whether metrics are off read once, not per flush."""
     from aws_lambda_powertools import Metrics
     from aws_lambda_powertools.metrics import MetricUnit
@@ -152,7 +152,7 @@ def with_serialised_metrics(floor_post: Answer) -> Answer:
 
 
 def _probe_alarm(signum: int, frame: object) -> None:
-    """A SIGALRM handler that is a Python function, as handler/deadline.py's is."""
+    """A SIGALRM handler that is a Python function, as handler/calls/deadline.py's is."""
 
 
 @contextmanager
@@ -165,7 +165,7 @@ def probe_alarm_installed() -> Iterator[None]:
 
 
 def with_alarm_check(floor_post: Answer, getsignal: Callable[[int], Any]) -> Answer:
-    """The floor, plus handler/deadline.py's check of the SIGALRM handler in place (a function) before
+    """The floor, plus handler/calls/deadline.py's check of the SIGALRM handler in place (a function) before
     each tool run: ours, the default, or a tool's own, which is left alone."""
 
     def floor_and_check(event: dict[str, Any]) -> Any:
@@ -197,7 +197,9 @@ def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
     cases = []
     key_loops = [
         WarmLoop("the floor", [], floor_get),
-        WarmLoop("warm GET floor + the key from handler.key's cache", [], with_key_read(floor_get, key_source.get)),
+        WarmLoop(
+            "warm GET floor + the key from handler.key.source's cache", [], with_key_read(floor_get, key_source.get)
+        ),
         WarmLoop(
             "warm GET floor + the key from Powertools' get_secret cache",
             [],
@@ -210,7 +212,7 @@ def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
     metric_loops = [
         WarmLoop("the floor", [], floor_post),
         WarmLoop(
-            "warm POST floor + Powertools Metrics, printed as handler/observability.py does",
+            "warm POST floor + Powertools Metrics, printed as handler/runtime/observability.py does",
             [],
             with_serialised_metrics(floor_post),
         ),

@@ -18,7 +18,7 @@ from devserver.curl import example_call, get_command, post_command
 from devserver.dev_key import use_dev_key
 from devserver.reloader import ToolsReloader
 from devserver.server import HOST, DevServer
-from handler.local_key import DevKeyUnavailable
+from handler.key.local_key import DevKeyUnavailable
 from handler.protocol import KEY_SECRET_ENV
 
 DEFAULT_PORT = 3000
@@ -28,8 +28,8 @@ MAX_PORT = 65535
 
 def _served_manifest() -> dict[str, object] | None:
     """The manifest of the tools served, for the example call; None if they fail to load."""
-    from handler.manifest import build_manifest
-    from handler.registry import load_tools
+    from handler.authoring.registry import load_tools
+    from handler.manifest.build import build_manifest
 
     try:
         return build_manifest(load_tools())[0]
@@ -79,8 +79,7 @@ def _stage_line() -> str | None:
     A misspelt stage is no error to the settings (a stage without a table reads [default]), so without
     this line `MEDIAN_STAGE=stagging make serve` would look like staging and serve [default]'s values.
     """
-    from handler.registry import shown_path
-    from handler.settings import (
+    from handler.authoring.settings import (
         DEFAULT_STAGE,
         SETTINGS_FILE,
         ConfigurationError,
@@ -88,6 +87,7 @@ def _stage_line() -> str | None:
         stage,
         stage_tables,
     )
+    from handler.runtime.env import shown_path
 
     current = stage()
     directory = settings_directory()

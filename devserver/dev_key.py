@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from handler.local_key import DEV_KEY_FILE_ENV, dev_key_file, load_or_create
+from handler.key.local_key import DEV_KEY_FILE_ENV, dev_key_file, load_or_create
 from handler.protocol import DEV_KEY_ENV
 
 

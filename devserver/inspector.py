@@ -36,7 +36,7 @@ from handler.protocol import (
     RISK_MEANINGS,
     ErrorCode,
 )
-from handler.responses import to_json
+from handler.request.responses import to_json
 from handler.testing import call_body, diagnostics_body, signed_event
 
 INSPECTOR_PATH = "/_inspector"
@@ -185,9 +185,9 @@ def signing_key() -> tuple[str | None, str]:
 
 def manifest_view(port: int) -> Reply:
     """The manifest, its sync-rule problems and its size against Median's limits."""
-    from handler.manifest import build_manifest
-    from handler.registry import ToolLoadError, load_tools
-    from handler.rules import manifest_size
+    from handler.authoring.registry import ToolLoadError, load_tools
+    from handler.manifest.build import build_manifest
+    from handler.manifest.rules import manifest_size
 
     with one_request_at_a_time:  # not while the tools reload
         try:
@@ -244,7 +244,7 @@ def _call_from_request(body: bytes, port: int) -> Reply:
         return _error(400, "bad_request", "Name the tool to call.")
     if not isinstance(tool_input, dict):
         return _error(400, "bad_request", "input must be a JSON object of the tool's fields.")
-    from handler.dispatch import nests_deeper_than
+    from handler.calls.dispatch import nests_deeper_than
 
     call_id = call_id or new_call_id()
     # The handler's own limit, checked here because json.dumps cannot write back what 3.11's parser
@@ -258,7 +258,7 @@ def _call_from_request(body: bytes, port: int) -> Reply:
 
 def _crash_explained(error: object) -> str | None:
     """The traceback of the crash an internal_error answer names by its reference, if this process printed one."""
-    from handler.local_crash import explanation
+    from handler.authoring.local_crash import explanation
 
     if not isinstance(error, dict) or error.get("code") != ErrorCode.INTERNAL_ERROR:
         return None

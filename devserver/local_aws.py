@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.registry import package_directory, shown_path
-from handler.settings import LOCAL_SETTINGS_FILE
+from handler.authoring.settings import LOCAL_SETTINGS_FILE
+from handler.runtime.env import package_directory, shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable

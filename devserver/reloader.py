@@ -2,7 +2,7 @@
 
 A reload does what a new Lambda container would, inside the running server and between two
 requests (never during one): every module of the tools package is imported anew into an empty
-registry (`handler.registry.reload_tools`), and GET's cached answer is dropped
+registry (`handler.authoring.registry.reload_tools`), and GET's cached answer is dropped
 (`handler.app.forget_manifest`), so the next GET, POST and inspector view serve the saved code.
 watchfiles (the dev group's, never the artifact's) tells of a save within ~0.1 s.
 
@@ -21,14 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from devserver.lambda_runner import one_request_at_a_time
-from handler.registry import (
-    ToolLoadError,
-    describe_failure,
-    package_directory,
-    reload_tools,
-    shown_path,
-    tools_package,
-)
+from handler.authoring.registry import ToolLoadError, describe_failure, reload_tools
+from handler.runtime.env import package_directory, shown_path, tools_package
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -64,7 +58,7 @@ class ToolsReloader:
         """Import the tools anew and say how it went on the terminal; whether they imported."""
         global _revision
         from handler import app
-        from handler.manifest import build_manifest
+        from handler.manifest.build import build_manifest
 
         failures: list[str] = []
         problems: list[str] = []
@@ -109,7 +103,8 @@ class ToolsReloader:
             return
 
         def watch() -> None:
-            # .toml too: settings.toml and settings.local.toml are the tools' configuration (handler/settings.py).
+            # .toml too: settings.toml and settings.local.toml are the tools' configuration
+            # (handler/authoring/settings.py).
             watched = watchfiles.PythonFilter(extra_extensions=(".toml",))
             for changes in watchfiles.watch(
                 self.directory, watch_filter=watched, stop_event=self._stop, raise_interrupt=False

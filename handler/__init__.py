@@ -9,21 +9,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from handler.authoring import ToolContext, ToolError, diagnostics, tool
-    from handler.dependencies import Parameter, Secret
-    from handler.settings import Settings
+    from handler.authoring.api import ToolContext, ToolError, diagnostics, tool
+    from handler.authoring.dependencies import Parameter, Secret
+    from handler.authoring.settings import Settings
 
 __all__ = ["Parameter", "Secret", "Settings", "ToolContext", "ToolError", "diagnostics", "tool"]
 
 # Where each public name lives: imported at its first use.
 _HOMES = {
-    "Parameter": "handler.dependencies",
-    "Secret": "handler.dependencies",
-    "Settings": "handler.settings",
-    "ToolContext": "handler.authoring",
-    "ToolError": "handler.authoring",
-    "diagnostics": "handler.authoring",
-    "tool": "handler.authoring",
+    "Parameter": "handler.authoring.dependencies",
+    "Secret": "handler.authoring.dependencies",
+    "Settings": "handler.authoring.settings",
+    "ToolContext": "handler.authoring.api",
+    "ToolError": "handler.authoring.api",
+    "diagnostics": "handler.authoring.api",
+    "tool": "handler.authoring.api",
 }
 
 

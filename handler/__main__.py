@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from handler.cli import main
+from handler.cli.commands import main
 
 raise SystemExit(main())

@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from handler import observability
-from handler.idempotency import log_state_at_cold_start
-from handler.key import KeyUnavailable, MedianKeySource, log_key_unavailable
-from handler.observability import flush_metrics, record_rejected_signature, traced_handler
+from handler.calls.idempotency import log_state_at_cold_start
+from handler.key.source import KeyUnavailable, MedianKeySource, log_key_unavailable
 from handler.protocol import ALLOWED_METHODS, MAX_BODY_BYTES, PREBUILT_MANIFEST_FILE, SIGNATURE_HEADER, ErrorCode
-from handler.request import BadEvent, BodyTooLarge, method_of, read_request
-from handler.responses import error_answer, method_not_allowed, raw_json_answer
-from handler.signature import SignatureError, matches, parse_header
+from handler.request.events import BadEvent, BodyTooLarge, method_of, read_request
+from handler.request.responses import error_answer, method_not_allowed, raw_json_answer
+from handler.request.signature import SignatureError, matches, parse_header
+from handler.runtime import observability
+from handler.runtime.observability import flush_metrics, record_rejected_signature, traced_handler
 from handler.snapstart import register_hooks_under_snapstart
 
 if TYPE_CHECKING:
@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from handler.request import Request
-    from handler.responses import Answer
-    from handler.signature import SignatureHeader
+    from handler.request.events import Request
+    from handler.request.responses import Answer
+    from handler.request.signature import SignatureHeader
 
     HandlePost = Callable[[bytes, str, LambdaContext | None], Answer]
 
@@ -39,7 +39,6 @@ PREBUILT_MANIFEST = os.path.join(os.path.dirname(__file__), PREBUILT_MANIFEST_FI
 _manifest_answer: tuple[int, str] | None = None
 _handle_post: HandlePost | None = None
 log_state_at_cold_start()
-register_hooks_under_snapstart()
 
 
 def _prebuilt_manifest() -> str | None:
@@ -57,9 +56,9 @@ def _prebuilt_manifest() -> str | None:
 
 
 def _manifest_from_tools() -> tuple[int, str]:
-    from handler.manifest import build_manifest
-    from handler.registry import ToolLoadError, load_tools
-    from handler.responses import error_body, to_json
+    from handler.authoring.registry import ToolLoadError, load_tools
+    from handler.manifest.build import build_manifest
+    from handler.request.responses import error_body, to_json
 
     try:
         registry = load_tools()
@@ -98,7 +97,7 @@ def _import_handle_post() -> HandlePost:
     """POST's machinery (pydantic, the tools, Metrics), imported at the first POST and kept at hand:
     an import statement run on every call costs a warm POST ~2 µs to find the module again."""
     global _handle_post
-    from handler.dispatch import handle_post
+    from handler.calls.dispatch import handle_post
 
     _handle_post = handle_post
     return handle_post
@@ -161,9 +160,14 @@ def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         observability.logger.error(
             "Unhandled error", extra={"error_type": type(error).__name__, "reference": reference}
         )
-        from handler.local_crash import explain_locally
+        from handler.authoring.local_crash import explain_locally
 
         explain_locally("The request", reference, error, authors_frames_only=False)
         return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)
     finally:
         flush_metrics()
+
+
+# Last, once manifest_answer exists: the hooks are handed what they warm and what they forget, so
+# that snapstart.py never imports this module back.
+register_hooks_under_snapstart(key_source, manifest_answer)

@@ -16,13 +16,23 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
-from handler import observability
 from handler.protocol import INITIALIZATION_TYPE_ENV, SNAPSTART_INITIALIZATION
+from handler.runtime import observability
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from handler.key.source import MedianKeySource
 
 
-def register_hooks_under_snapstart() -> bool:
-    """Register the hooks if Lambda is initialising for a snapshot; whether it did."""
+def register_hooks_under_snapstart(key_source: MedianKeySource, manifest_answer: Callable[[], Any]) -> bool:
+    """Register the hooks if Lambda is initialising for a snapshot; whether it did.
+
+    The entry point hands over its key source and its GET answer (handler/app.py): the hooks
+    forget the one and warm the other without importing the module that registered them.
+    """
     if os.environ.get(INITIALIZATION_TYPE_ENV) != SNAPSTART_INITIALIZATION:
         return False
     try:
@@ -33,22 +43,22 @@ def register_hooks_under_snapstart() -> bool:
             "POST's machinery on their first POST"
         )
         return False
-    register_before_snapshot(before_snapshot)
-    register_after_restore(after_restore)
+    register_before_snapshot(before_snapshot, key_source, manifest_answer)
+    register_after_restore(after_restore, key_source)
     return True
 
 
-def before_snapshot() -> None:
+def before_snapshot(key_source: MedianKeySource, manifest_answer: Callable[[], Any]) -> None:
     """Warm everything a first request would build; then drop every key, client and timestamp."""
-    from handler import app, idempotency
-    from handler.dispatch import handle_post  # POST's machinery: pydantic, the deadline, Metrics
-    from handler.registry import load_tools
+    from handler.authoring.registry import load_tools
+    from handler.calls import idempotency
+    from handler.calls.dispatch import handle_post  # POST's machinery: pydantic, the deadline, Metrics
 
     del handle_post  # imported for the modules it brings, found again at the first POST
     for tool in load_tools().tools:
-        # Each model is built with defer_build (handler/authoring.py): build its validator now.
+        # Each model is built with defer_build (handler/authoring/api.py): build its validator now.
         tool.input_model.model_rebuild(force=True)
-    app.manifest_answer()  # the prebuilt manifest read, or built from the tools
+    manifest_answer()  # the prebuilt manifest read, or built from the tools
     if idempotency.table_name() is not None:
         # Powertools' idempotency utility is ~150 ms of imports at a POST's first recorded call.
         import aws_lambda_powertools.utilities.idempotency  # noqa: F401
@@ -56,12 +66,12 @@ def before_snapshot() -> None:
     # module holds no credentials, and no client is made here.
     import boto3  # noqa: F401
 
-    start_anew()
+    start_anew(key_source)
 
 
-def after_restore() -> None:
+def after_restore(key_source: MedianKeySource) -> None:
     """A restored container's first act: nothing it remembers of time or of AWS is its own."""
-    start_anew()
+    start_anew(key_source)
     if "random" in sys.modules:
         # Every container restored from one snapshot would draw the same "random" numbers
         # (botocore's retry jitter, for one). Nothing secret comes from `random`; the secrets
@@ -71,15 +81,15 @@ def after_restore() -> None:
         random.seed()
 
 
-def start_anew() -> None:
+def start_anew(key_source: MedianKeySource) -> None:
     """Forget the key, its timestamps and failures, the tools' secrets and parameters, and every AWS client."""
-    from handler import app, idempotency
-    from handler.aws_clients import forget_tool_clients
+    from handler.calls import idempotency
+    from handler.runtime.aws_clients import forget_tool_clients
 
-    app.key_source.forget()
+    key_source.forget()
     idempotency.forget_clients()
     forget_tool_clients()
-    if "handler.dependencies" in sys.modules:  # a tool's secrets, if any was read: never in a snapshot
-        from handler.dependencies import forget_secrets
+    if "handler.authoring.dependencies" in sys.modules:  # a tool's secrets, if any was read: never in a snapshot
+        from handler.authoring.dependencies import forget_secrets
 
         forget_secrets()

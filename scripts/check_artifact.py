@@ -102,8 +102,8 @@ def locked_version_problems(artifact: Path, locked: Mapping[str, str]) -> list[s
 
 
 def manifest_problems(artifact: Path) -> list[str]:
-    from handler.manifest import build_manifest
-    from handler.registry import load_tools
+    from handler.authoring.registry import load_tools
+    from handler.manifest.build import build_manifest
 
     path = artifact / "handler" / "manifest.json"
     if not path.is_file():

@@ -106,6 +106,18 @@ GUARDS: dict[str, list[str]] = {
     ],
 }
 
+# Where each module lives in handler/'s rooms (docs/layout.md); its name above is what
+# `make mutate MODULES=...` takes and what .mutmut/<module>/ is called.
+SOURCES: dict[str, str] = {
+    "signature": "handler/request/signature.py",
+    "whole_numbers": "handler/calls/whole_numbers.py",
+    "rules": "handler/manifest/rules.py",
+    "key": "handler/key/source.py",
+    "deadline": "handler/calls/deadline.py",
+    "dispatch": "handler/calls/dispatch.py",
+    "idempotency": "handler/calls/idempotency.py",
+}
+
 # Tests that run the handler from a copy of it in a process of their own (a cold start's imports):
 # mutmut's trampolines in that copy look for mutmut's settings where the copy is, and fail. What
 # they hold (which modules a cold start imports) is no behaviour of the modules measured here.
@@ -191,7 +203,7 @@ def prepare(module: str) -> Path:
             "",
             "[tool.mutmut]",
             'source_paths = ["handler"]',
-            f"only_mutate = {json.dumps([f'handler/{module}.py'])}",
+            f"only_mutate = {json.dumps([SOURCES[module]])}",
             f"also_copy = {json.dumps(also_copy)}",
             f"pytest_add_cli_args_test_selection = {json.dumps(GUARDS[module])}",
             f"pytest_add_cli_args = {json.dumps(pytest_arguments)}",
@@ -293,11 +305,11 @@ def table(tallies: list[Tally]) -> str:
     ]
     for tally in tallies:
         if tally.failed:
-            lines.append(f"| handler/{tally.module}.py | mutmut failed: .mutmut/{tally.module}/mutmut-run.log |||||")
+            lines.append(f"| {SOURCES[tally.module]} | mutmut failed: .mutmut/{tally.module}/mutmut-run.log |||||")
             continue
         partial = f" (run stopped with {tally.unchecked} not tried)" if tally.unchecked else ""
         lines.append(
-            f"| handler/{tally.module}.py | {tally.mutants} | {tally.killed} | {len(tally.survived)} "
+            f"| {SOURCES[tally.module]} | {tally.mutants} | {tally.killed} | {len(tally.survived)} "
             f"| {len(tally.equivalent)} | {tally.score:.1%} | {tally.measured}{partial} |"
         )
     return "\n".join(lines) + "\n"
@@ -316,7 +328,7 @@ def main() -> int:
     report = table(tallies)
     for tally in tallies:
         if tally.survived:
-            report += f"\nSurvived in handler/{tally.module}.py (see: cd .mutmut/{tally.module} && mutmut show NAME):\n"
+            report += f"\nSurvived in {SOURCES[tally.module]} (see: cd .mutmut/{tally.module} && mutmut show NAME):\n"
             report += "".join(f"  {name}\n" for name in tally.survived)
         if tally.stale:
             report += f"\nStale entries in {EQUIVALENTS.name} (the line changed; judge them again):\n"

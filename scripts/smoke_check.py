@@ -29,11 +29,11 @@ from urllib.error import HTTPError, URLError
 from urllib.parse import urlsplit
 from urllib.request import Request
 
-from handler.arguments import BadArguments, QuietParser, is_key_option, parse_quietly
-from handler.cli import KEY_ENV, USER_AGENT
+from handler.cli.arguments import BadArguments, QuietParser, is_key_option, parse_quietly
+from handler.cli.commands import KEY_ENV, USER_AGENT
+from handler.cli.same_origin import RedirectRefused, opener, origin
 from handler.protocol import SIGNATURE_HEADER, ErrorCode
-from handler.same_origin import RedirectRefused, opener, origin
-from handler.signature import SignatureError, sign
+from handler.request.signature import SignatureError, sign
 
 ENDPOINT_OUTPUT = "MedianEndpointUrl"  # template.yaml's output
 TIMEOUT_SECONDS = 30.0

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from handler.authoring.registry import Registry, ToolLoadError, load_tools
 from handler.protocol import TOOLS_PACKAGE_ENV
-from handler.registry import Registry, ToolLoadError, load_tools
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

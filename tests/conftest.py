@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from handler.env import forget_settings
 from handler.protocol import SIGNATURE_HEADER, TOOLS_PACKAGE_ENV
-from handler.signature import sign
+from handler.request.signature import sign
+from handler.runtime.env import forget_settings
 from handler.testing import TEST_KEY, MedianTestClient
 from tests.scratch_tools import EMPTY_TOOLS, SAMPLE_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import TestAnswer
     from tests.scratch_tools import ScratchTools
 
@@ -72,9 +72,9 @@ SHAPES = ("rest_api_v1", "http_api_v2", "function_url")
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A tool module that fails to import stops the run before any test, with one `file:line: what`
-    line per broken module (handler.registry.ToolLoadError), as `make check` and `make serve` say it:
+    line per broken module (handler.authoring.registry.ToolLoadError), as `make check` and `make serve` say it:
     not as a traceback through the framework in every test that reaches the tools."""
-    from handler.registry import ToolLoadError, load_tools
+    from handler.authoring.registry import ToolLoadError, load_tools
 
     try:
         load_tools()
@@ -95,7 +95,7 @@ def dev_key_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     A temporary one, which no test finds already made: the suite never writes, reads or
     replaces the clone's own `.median-dev-key`. Dev servers and CLIs the tests start inherit it.
     """
-    from handler.local_key import DEV_KEY_FILE_ENV
+    from handler.key.local_key import DEV_KEY_FILE_ENV
 
     path = tmp_path_factory.mktemp("dev-key") / ".median-dev-key"
     with pytest.MonkeyPatch.context() as patch:
@@ -219,7 +219,7 @@ def with_call_id(body: bytes) -> bytes:
     Appended to the text, so every other byte stays as the test wrote it; any other body, a
     malformed one included, is returned as it is.
     """
-    from handler.dispatch import Refusal, parse_body
+    from handler.calls.dispatch import Refusal, parse_body
 
     try:
         document = parse_body(body)
@@ -284,7 +284,7 @@ class _CurrentStdout:
 def _logs_follow_stdout() -> None:
     """Powertools' handler keeps the sys.stdout of the moment the logger was made; capsys replaces
     sys.stdout per test. Writing through to the current one lets any test capture the log with capsys."""
-    from handler.observability import logger
+    from handler.runtime.observability import logger
 
     handler = logger.registered_handler
     assert isinstance(handler, logging.StreamHandler)
@@ -311,7 +311,7 @@ def _framework_tests_never_serve_tools_dir(request: pytest.FixtureRequest) -> No
         request.getfixturevalue("scratch_registry")
 
 
-# handler/env.py reads the settings a warm POST needs once per container, as Lambda allows.
+# handler/runtime/env.py reads the settings a warm POST needs once per container, as Lambda allows.
 # Tests change the environment between calls: every change made through pytest's monkeypatch,
 # and the end of every test (when monkeypatch puts the environment back), reads them anew.
 _monkeypatch_setenv, _monkeypatch_delenv = pytest.MonkeyPatch.setenv, pytest.MonkeyPatch.delenv
@@ -348,7 +348,7 @@ def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
     serves `tools/`.
     """
     from handler import app
-    from handler.registry import load_tools
+    from handler.authoring.registry import load_tools
 
     monkeypatch.setenv(TOOLS_PACKAGE_ENV, EMPTY_TOOLS)
     served = load_tools()  # the empty package, imported once: from here on load_tools() imports nothing

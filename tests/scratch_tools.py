@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from handler import ToolContext, ToolError, tool
 
-# The tools packages a test can serve, by the name $MEDIAN_TOOLS_PACKAGE takes (handler/registry.py).
+# The tools packages a test can serve, by the name $MEDIAN_TOOLS_PACKAGE takes (handler/authoring/registry.py).
 SAMPLE_TOOLS = "tests.sample_tools"  # a full endpoint: every risk, every field type, diagnostics
 EMPTY_TOOLS = "tests.empty_tools"  # no tool at all: what scratch_registry serves
 

@@ -53,11 +53,11 @@ def forget_what_a_container_keeps() -> None:
     from an earlier pytest session in the same process (mutmut runs several) would still point at
     that session's moto server, long stopped.
     """
-    from handler.aws_clients import forget_tool_clients
-    from handler.dependencies import forget_secrets
-    from handler.env import forget_settings
-    from handler.idempotency import forget_clients as forget_idempotency_clients
-    from handler.settings import forget_configuration
+    from handler.authoring.dependencies import forget_secrets
+    from handler.authoring.settings import forget_configuration
+    from handler.calls.idempotency import forget_clients as forget_idempotency_clients
+    from handler.runtime.aws_clients import forget_tool_clients
+    from handler.runtime.env import forget_settings
 
     forget_configuration()
     forget_secrets()

@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 from handler.protocol import PROTOCOL_VERSION, SIGNATURE_HEADER
-from handler.signature import sign
+from handler.request.signature import sign
 
 TEST_KEY = "mk_test_0123456789abcdef"
 PAYLOAD_FORMATS = ("2.0", "1.0", "url")

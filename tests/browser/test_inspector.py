@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from handler.local_key import dev_key
-from handler.manifest import build_manifest
+from handler.key.local_key import dev_key
+from handler.manifest.build import build_manifest
 from handler.protocol import MAX_TOOLS, RISK_MEANINGS
 from tests.browser.conftest import PHONE, WIDE, open_page
 from tests.browser.screenshot import fingerprint, keep_current, stored_fingerprint
@@ -19,7 +19,7 @@ from tests.devserver_process import REPO, running_devserver
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from tests.browser.conftest import LoadedPage
     from tests.devserver_process import DevServerProcess
 

@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from handler import tool
-from handler.cli import main
+from handler.cli.commands import main
 from handler.testing import TEST_KEY
 from tests.devserver_process import running_devserver
 from tests.project_copy import copy_project
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from tests.devserver_process import DevServerProcess
 
 ORGANISATION_RULE = "Median wants each name once across the organisation"

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.cli import main
+from handler.cli.commands import main
 from handler.testing import TEST_KEY
 from tests.devserver_process import running_devserver
 from tests.support.ports import free_port

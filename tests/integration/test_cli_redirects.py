@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.cli import main
+from handler.cli.commands import main
 from handler.protocol import SIGNATURE_HEADER
 from handler.testing import TEST_KEY
 from tests.threaded_server import serving_in_a_thread

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
 
 
 @pytest.fixture(autouse=True)

@@ -101,7 +101,7 @@ def test_a_deployed_crash_logs_its_type_and_place_and_prints_no_traceback(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # GIVEN a deployed function whose tool (or diagnostics) crashes with a customer's input in its message
-    from handler.registry import load_tools
+    from handler.authoring.registry import load_tools
 
     def crashing_health() -> dict[str, object]:
         raise ValueError(f"cannot reach the desk for {INPUT_VALUES[1]!r}")

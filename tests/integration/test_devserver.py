@@ -11,9 +11,9 @@ from urllib.error import HTTPError
 
 import pytest
 
-from handler.local_key import dev_key
+from handler.key.local_key import dev_key
 from handler.protocol import SIGNATURE_HEADER
-from handler.signature import sign
+from handler.request.signature import sign
 from tests.devserver_process import REPO, running_devserver
 from tests.scratch_tools import EMPTY_TOOLS
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from tests.devserver_process import DevServerProcess
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.error import HTTPError
 
 from handler.protocol import DEV_KEY_ENV, SIGNATURE_HEADER
-from handler.signature import sign
+from handler.request.signature import sign
 from handler.testing import TEST_KEY, call_body
 from tests.devserver_process import running_devserver
 
@@ -79,4 +79,4 @@ def test_a_crash_is_explained_on_the_terminal_and_not_in_the_answer(tmp_path: Pa
         assert explained.startswith(f'  File "tools/carriers.py", line {line_of("_carrier_for(args")}, in track\n')
         assert f'  File "tools/carriers.py", line {line_of("[tracking]")}, in _carrier_for\n' in explained
         assert "KeyError: 'ZZ-4242-Ada'\n" in explained
-        assert "handler/dispatch.py" not in explained
+        assert "handler/calls/dispatch.py" not in explained

@@ -12,9 +12,9 @@ from urllib.error import HTTPError
 
 import pytest
 
-from handler.local_key import DEV_KEY_FILE_ENV
+from handler.key.local_key import DEV_KEY_FILE_ENV
 from handler.protocol import SIGNATURE_HEADER
-from handler.signature import sign
+from handler.request.signature import sign
 from tests.devserver_process import REPO, running_devserver
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from handler.protocol import MAX_BODY_BYTES, SIGNATURE_HEADER
-from handler.signature import sign
+from handler.request.signature import sign
 from handler.testing import TEST_KEY
 from tests.devserver_process import running_devserver
 from tests.scratch_tools import EMPTY_TOOLS

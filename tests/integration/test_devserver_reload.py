@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.error import HTTPError
 
 from handler.protocol import DEV_KEY_ENV, SIGNATURE_HEADER
-from handler.signature import sign
+from handler.request.signature import sign
 from handler.testing import TEST_KEY
 from tests.devserver_process import running_devserver
 

@@ -15,7 +15,7 @@ from urllib.error import HTTPError
 import pytest
 
 from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, SIGNATURE_HEADER
-from handler.signature import sign
+from handler.request.signature import sign
 from handler.testing import TEST_KEY
 from tests.devserver_process import running_devserver
 from tests.integration.conftest import ToolsPackage

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from handler.protocol import SERVED_EVENT_SHAPES, SIGNATURE_HEADER
-from handler.signature import sign
+from handler.request.signature import sign
 from handler.testing import TEST_KEY
 from tests.conftest import EVENTS_DIR
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler.protocol import SIGNATURE_HEADER
-from handler.signature import sign
+from handler.request.signature import sign
 from handler.testing import TEST_KEY, call_body
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from handler import app, idempotency, tool
+from handler import app, tool
+from handler.calls import idempotency
 from handler.testing import answer_of, call_body, dev_key, signed_event
 from tests.fault_relay import Fault
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs

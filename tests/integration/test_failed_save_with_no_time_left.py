@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler import ToolContext, idempotency, tool
-from handler.dispatch import STORE_CALL_SECONDS
+from handler import ToolContext, tool
+from handler.calls import idempotency
+from handler.calls.dispatch import STORE_CALL_SECONDS
 from handler.protocol import TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, signed_event
 from tests.fault_relay import Fault

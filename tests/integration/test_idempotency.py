@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from handler import ToolContext, tool
-from handler.dispatch import STORE_CALL_SECONDS
+from handler.calls.dispatch import STORE_CALL_SECONDS
 from handler.protocol import IDEMPOTENCY_KEY_PREFIX, MAX_NESTING_DEPTH, TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, signed_event
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
@@ -312,7 +312,7 @@ def test_a_whole_number_written_as_a_float_runs_once_and_is_replayed(
     input_json: str, conversation_json: str, client: MedianTestClient, scratch: ScratchTools
 ) -> None:
     # GIVEN a call whose input or conversation holds whole numbers written as floats, which the
-    # handler's parser keeps with their literal (handler/whole_numbers.py)
+    # handler's parser keeps with their literal (handler/calls/whole_numbers.py)
     event = signed_event("POST", _raw_call(input_json, conversation_json, "call_whole"))
     # WHEN it arrives through the idempotency table, and again as a retry
     first = client.send(event)

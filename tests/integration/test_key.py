@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.key import MedianKeySource
+from handler.key.source import MedianKeySource
 from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
 from handler.testing import call_body
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler import app
-from handler.key import MedianKeySource
+from handler.key.source import MedianKeySource
 from handler.protocol import (
     KEY_CACHE_SECONDS,
     KEY_MIN_REFRESH_SECONDS,

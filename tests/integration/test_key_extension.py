@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from handler import app
-from handler.key import MedianKeySource
+from handler.key.source import MedianKeySource
 from handler.protocol import (
     DEV_KEY_ENV,
     IDEMPOTENCY_TABLE_ENV,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler import app
-from handler.key import MedianKeySource
+from handler.key.source import MedianKeySource
 from handler.protocol import (
     KEY_CACHE_SECONDS,
     KEY_CACHE_SECONDS_ENV,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler import app
-from handler.key import MedianKeySource
+from handler.key.source import MedianKeySource
 from handler.protocol import KEY_MIN_REFRESH_SECONDS, KEY_SECRET_ENV
 from handler.testing import FakeLambdaContext, answer_of, signed_event
 from tests.clock import SteppedClock

@@ -12,9 +12,9 @@ from urllib.error import HTTPError
 import pytest
 
 from devserver.local_aws import LocalAwsError, requested
-from handler.local_key import dev_key
+from handler.key.local_key import dev_key
 from handler.protocol import SIGNATURE_HEADER
-from handler.signature import sign
+from handler.request.signature import sign
 from handler.testing import call_body
 from tests.devserver_process import REPO, running_devserver
 

@@ -12,15 +12,15 @@ import pytest
 from pydantic import BaseModel, Field, create_model
 
 from handler import ToolContext, diagnostics, tool
+from handler.manifest.rules import check_manifest
 from handler.protocol import TOOLS_PACKAGE_ENV
-from handler.rules import check_manifest
 from tests.integration.conftest import REPO_ROOT
 from tests.scratch_tools import EMPTY_TOOLS, SAMPLE_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import TestAnswer
     from tests.conftest import EventBuilder
     from tests.integration.conftest import ToolsPackage

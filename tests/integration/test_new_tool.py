@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.cli import main
+from handler.cli.commands import main
 from tests.project_copy import ProjectCopy, copy_project
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from tests.conftest import with_call_id
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import TestAnswer
     from tests.conftest import EventBuilder, LogCapture
 

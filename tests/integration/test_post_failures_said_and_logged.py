@@ -18,8 +18,8 @@ import pytest
 from pydantic import BaseModel, model_validator
 
 from handler import Secret, tool
-from handler.dispatch import STORE_CALL_SECONDS, handle_post
-from handler.idempotency import table_name
+from handler.calls.dispatch import STORE_CALL_SECONDS, handle_post
+from handler.calls.idempotency import table_name
 from handler.protocol import MAX_RESPONSE_BYTES
 from handler.testing import TEST_KEY, FakeLambdaContext, call_body, dev_key, signed_event
 from tests.fault_relay import Fault
@@ -27,7 +27,7 @@ from tests.fault_relay import Fault
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import MedianAWS, MedianTestClient, TestAnswer
     from tests.conftest import LogCapture
     from tests.fault_relay import FaultRelay

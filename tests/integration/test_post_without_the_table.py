@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from handler import tool
-from handler.dispatch import STORE_CALL_SECONDS
+from handler.calls.dispatch import STORE_CALL_SECONDS
 from handler.protocol import IDEMPOTENCY_TABLE_ENV, MAX_NESTING_DEPTH, TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, signed_event
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import MedianTestClient, TestAnswer
     from tests.scratch_tools import ScratchTools
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, MAX_BODY_BYTES
-from handler.signature import compute_signature
+from handler.request.signature import compute_signature
 from handler.testing import TEST_KEY, call_body
 
 if TYPE_CHECKING:

@@ -40,10 +40,10 @@ OLD_KEY = "mk_live_before_the_snapshot_01"
 NEW_KEY = "mk_live_after_the_restore_0002"
 
 # The test's own tools: a model without the input rules, so its validator is built lazily
-# (handler/authoring.py `_closed`) unless the snapshot hook builds it.
+# (handler/authoring/api.py `_closed`) unless the snapshot hook builds it.
 TOOLS = """
 from pydantic import BaseModel
-from handler.authoring import tool
+from handler.authoring.api import tool
 
 class LookupInput(BaseModel):
     reference: str
@@ -93,7 +93,7 @@ def call(key, call_id):
 report = {{}}
 import handler.app as app   # Lambda's init: the handler module is imported
 import snapshot_restore_py
-from handler.registry import registry
+from handler.authoring.registry import registry
 report["hooks"] = [len(snapshot_restore_py.get_before_snapshot()), len(snapshot_restore_py.get_after_restore())]
 {steps}
 sys.stdout.write("\\n" + json.dumps(report) + "\\n")
@@ -173,7 +173,7 @@ run_before_snapshot()
 report["tools"] = sorted(t.name for t in registry.tools)
 report["validators_built"] = [t.input_model.__pydantic_complete__ for t in registry.tools]
 report["post_machinery"] = [m in sys.modules for m in (
-    "handler.dispatch", "pydantic", "aws_lambda_powertools.utilities.idempotency", "boto3")]
+    "handler.calls.dispatch", "pydantic", "aws_lambda_powertools.utilities.idempotency", "boto3")]
 """
     # WHEN the before-snapshot hook runs
     report = run_lifecycle(*lifecycle, steps)

@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from handler import Parameter, Secret, Settings, ToolContext, ToolError, tool
-from handler import dependencies as tool_secrets
+from handler.authoring import dependencies as tool_secrets
 from handler.testing import FakeLambdaContext, MedianAWS, call_body, signed_event
 from tests.clock import SteppedClock
 from tests.fault_relay import Fault
@@ -20,7 +20,7 @@ from tests.support.secrets_extension import SecretsExtensionStandIn
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import MedianTestClient, TestAnswer
     from tests.conftest import LogCapture
     from tests.fault_relay import FaultRelay

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handler.protocol import PREBUILT_MANIFEST_FILE
-from handler.registry import tools_package
+from handler.runtime.env import tools_package
 from handler.testing import TestAnswer, answer_of
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from handler.key.secrets_extension import PARAMETER_PATH
 from handler.protocol import SECRETS_EXTENSION_PATH, SECRETS_EXTENSION_TOKEN_HEADER
-from handler.secrets_extension import PARAMETER_PATH
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -12,15 +12,15 @@ import pytest
 from pydantic import BaseModel
 
 from handler import ToolContext, diagnostics, tool
-from handler.dispatch import STORE_CALL_SECONDS
-from handler.idempotency import table_name
+from handler.calls.dispatch import STORE_CALL_SECONDS
+from handler.calls.idempotency import table_name
 from handler.protocol import TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, signed_event
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import MedianTestClient, TestAnswer
 
 # A Lambda this close to its timeout leaves a tool a fraction of a second.

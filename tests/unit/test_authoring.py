@@ -11,7 +11,7 @@ from handler import ToolContext, ToolError, diagnostics, tool
 from handler.testing import FakeLambdaContext, call_body, signed_event
 
 if TYPE_CHECKING:
-    from handler.registry import Registry, Tool
+    from handler.authoring.registry import Registry, Tool
     from handler.testing import MedianTestClient
 
 
@@ -92,7 +92,7 @@ def test_a_function_without_docstring_or_description_fails_the_check(scratch_reg
         return "ok"
 
     # WHEN the manifest is built
-    from handler.manifest import build_manifest
+    from handler.manifest.build import build_manifest
 
     _, problems = build_manifest(scratch_registry)
     # THEN it is reported as an empty description

@@ -9,8 +9,9 @@ import pytest
 from pydantic import BaseModel
 
 from handler import ToolContext, diagnostics, tool
-from handler.manifest import build_manifest
-from handler.registry import Registry, shown_path
+from handler.authoring.registry import Registry
+from handler.manifest.build import build_manifest
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.manifest import build_manifest
+from handler.manifest.build import build_manifest
 from scripts.check_artifact import check
 from scripts.lock import locked_artifact_versions
 
 if TYPE_CHECKING:
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[2]
 ELF_AARCH64, ELF_X86_64 = 183, 62

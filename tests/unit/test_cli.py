@@ -17,16 +17,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handler.app import lambda_handler
-from handler.cli import main
-from handler.local_key import dev_key
-from handler.signature import matches, parse_header
+from handler.cli.commands import main
+from handler.key.local_key import dev_key
+from handler.request.signature import matches, parse_header
 from handler.testing import TEST_KEY, FakeLambdaContext
 from scripts.sam_settings import load_template
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
 
 TICKET_INPUT = '{"ticketNumber":"TCK-1042"}'
 

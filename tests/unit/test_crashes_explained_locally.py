@@ -20,7 +20,7 @@ from handler import ToolContext, diagnostics, tool
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import MedianTestClient, TestAnswer
 
 CUSTOMER_NOTE = "Ada Lovelace, card 4242"

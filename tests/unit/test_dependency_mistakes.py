@@ -9,12 +9,13 @@ import pytest
 from pydantic import BaseModel
 
 from handler import Parameter, Secret, Settings, tool
-from handler.registry import ToolDefinitionError, shown_path
+from handler.authoring.registry import ToolDefinitionError
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
 
 THIS_FILE = shown_path(__file__)
 

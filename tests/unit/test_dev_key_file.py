@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.cli import main
-from handler.local_key import DEV_KEY_FILE_ENV, DEV_KEY_PREFIX, load_or_create
-from handler.signature import matches, parse_header
+from handler.cli.commands import main
+from handler.key.local_key import DEV_KEY_FILE_ENV, DEV_KEY_PREFIX, load_or_create
+from handler.request.signature import matches, parse_header
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -159,7 +159,7 @@ def test_an_unusable_key_file_is_named_with_no_traceback(
 
 def test_the_repository_ignores_the_key_file() -> None:
     # GIVEN the clone's own key file's name, where `make serve` keeps it
-    from handler.local_key import DEV_KEY_FILE_NAME
+    from handler.key.local_key import DEV_KEY_FILE_NAME
     from tests.devserver_process import REPO
 
     if not (REPO / ".git").exists():

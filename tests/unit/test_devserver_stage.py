@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from devserver.__main__ import _stage_line
+from handler.authoring.settings import STAGE_ENV, forget_configuration
 from handler.protocol import TOOLS_PACKAGE_ENV
-from handler.registry import shown_path
-from handler.settings import STAGE_ENV, forget_configuration
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from handler.app import lambda_handler
 from handler.protocol import MAX_BODY_BYTES, MAX_NESTING_DEPTH, SIGNATURE_HEADER
-from handler.signature import compute_signature, sign
+from handler.request.signature import compute_signature, sign
 from handler.testing import TEST_KEY, FakeLambdaContext, call_body, dev_key, http_event, signed_event
 from tests.conftest import BOTH, SHAPES, build_event
 

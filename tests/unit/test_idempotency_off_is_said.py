@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.env import forget_settings
-from handler.idempotency import applies, log_state_at_cold_start
+from handler.calls.idempotency import applies, log_state_at_cold_start
+from handler.runtime.env import forget_settings
 
 if TYPE_CHECKING:
     from tests.conftest import LogCapture

@@ -10,16 +10,16 @@ from pydantic import BaseModel
 
 from devserver.inspector import route
 from handler import tool
-from handler.manifest import build_manifest
+from handler.authoring.registry import Tool, load_tools, registry
+from handler.manifest.build import build_manifest
 from handler.protocol import KEY_SECRET_ENV, RISKS
-from handler.registry import Tool, load_tools, registry
 from handler.testing import TEST_KEY, dev_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from devserver.inspector import Reply
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
 
 # The inspector shows and calls the sample tools (tests/sample_tools/).
 pytestmark = pytest.mark.usefixtures("sample_tools")

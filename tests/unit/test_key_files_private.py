@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.cli import main
-from handler.local_key import DEV_KEY_FILE_ENV
+from handler.cli.commands import main
+from handler.key.local_key import DEV_KEY_FILE_ENV
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

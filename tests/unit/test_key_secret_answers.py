@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from handler.key import KeyUnavailable, key_from_secret_answer
+from handler.key.source import KeyUnavailable, key_from_secret_answer
 
 
 @pytest.mark.parametrize(

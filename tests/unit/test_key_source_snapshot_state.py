@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from handler.key import MedianKeySource
+from handler.key.source import MedianKeySource
 
 if TYPE_CHECKING:
     import pytest

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler import settings
-from handler.cli import main
+from handler.authoring import settings
+from handler.authoring.settings import STAGE_ENV, forget_configuration
+from handler.cli.commands import main
 from handler.protocol import IDEMPOTENCY_TABLE_ENV, TOOLS_PACKAGE_ENV
-from handler.settings import STAGE_ENV, forget_configuration
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

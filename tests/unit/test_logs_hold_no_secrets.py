@@ -2,7 +2,7 @@
 
 That a deployed function's log holds no customer's input either, crashes included, is
 tests/integration/test_deployed_logs_hold_no_secrets.py's: off Lambda, a crash is printed in
-full for its author (handler/local_crash.py).
+full for its author (handler/authoring/local_crash.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler.protocol import SIGNATURE_HEADER
-from handler.signature import sign
+from handler.request.signature import sign
 from handler.testing import TEST_KEY, call_body, signed_event
 
 if TYPE_CHECKING:

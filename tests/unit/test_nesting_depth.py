@@ -20,7 +20,7 @@ from handler.testing import signed_event
 from tests.conftest import BOTH
 
 if TYPE_CHECKING:
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import MedianTestClient, TestAnswer
 
 pytestmark = [

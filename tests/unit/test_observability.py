@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from handler import observability
 from handler.protocol import SIGNATURE_HEADER, TOOL_TIME_MARGIN_SECONDS
+from handler.runtime import observability
 from handler.testing import FakeLambdaContext, call_body, http_event, signed_event
 
 if TYPE_CHECKING:

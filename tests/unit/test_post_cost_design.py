@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     import pytest
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import MedianTestClient, TestAnswer
 
 

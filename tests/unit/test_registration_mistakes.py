@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from devserver.inspector import route
-from handler.cli import main
+from handler.cli.commands import main
 from handler.testing import TEST_KEY, dev_key
 from tests.authored_package import AuthorsPackage, serving_authors_package
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import MedianTestClient
     from tests.conftest import LogCapture
 

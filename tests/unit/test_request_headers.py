@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from handler.app import lambda_handler
-from handler.signature import sign
+from handler.request.signature import sign
 from handler.testing import TEST_KEY, FakeLambdaContext, answer_of, dev_key, http_event
 
 

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from handler.manifest import build_manifest
+from handler.authoring.registry import Registry, Tool
+from handler.manifest.build import build_manifest
+from handler.manifest.rules import Problem, check_manifest, manifest_size
 from handler.protocol import MAX_MANIFEST_BYTES, MAX_SCHEMA_CHARS, RESERVED_NAMES
-from handler.registry import Registry, Tool, shown_path
-from handler.rules import Problem, check_manifest, manifest_size
+from handler.runtime.env import shown_path
 
 
 def a_tool(name: str = "ticketStatus", **changes: Any) -> dict[str, Any]:

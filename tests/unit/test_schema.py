@@ -9,10 +9,10 @@ import pytest
 from pydantic import BaseModel, Field
 
 from handler import tool
-from handler.manifest import build_manifest
-from handler.registry import Registry
-from handler.rules import check_manifest
-from handler.schema import flat_input_schema
+from handler.authoring.registry import Registry
+from handler.manifest.build import build_manifest
+from handler.manifest.rules import check_manifest
+from handler.manifest.schema import flat_input_schema
 from handler.testing import signed_event
 
 if TYPE_CHECKING:

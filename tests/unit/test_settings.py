@@ -11,16 +11,17 @@ import pytest
 from pydantic import BaseModel, Field
 
 from handler import Settings, ToolContext, tool
-from handler.manifest import build_manifest
+from handler.authoring.registry import ToolDefinitionError
+from handler.authoring.settings import STAGE_ENV, forget_configuration, problems_in_stages
+from handler.manifest.build import build_manifest
 from handler.protocol import TOOLS_PACKAGE_ENV
-from handler.registry import ToolDefinitionError, shown_path
-from handler.settings import STAGE_ENV, forget_configuration, problems_in_stages
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import MedianTestClient
 
 THIS_FILE = shown_path(__file__)
@@ -305,7 +306,7 @@ def test_check_and_the_build_need_no_values_on_the_machine_that_runs_them(folder
             return {}
         """,
     )
-    from handler.cli import main
+    from handler.cli.commands import main
 
     # WHEN `python -m handler check` runs there
     # THEN it passes: every stage it would deploy has its values
@@ -372,7 +373,7 @@ def test_check_fails_on_a_stage_without_its_value_and_says_it_is_configuration(
             return {}
         """,
     )
-    from handler.cli import main
+    from handler.cli.commands import main
 
     # WHEN `python -m handler check` runs
     code = main(["check"])
@@ -407,7 +408,7 @@ def test_check_holds_every_stage_to_the_setting_that_names_a_secret(
             return {}
         """,
     )
-    from handler.cli import main
+    from handler.cli.commands import main
 
     # WHEN `python -m handler check` runs
     code = main(["check"])

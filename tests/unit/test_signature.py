@@ -8,7 +8,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from handler.protocol import SIGNATURE_TOLERANCE_SECONDS
-from handler.signature import SignatureError, compute_signature, matches, parse_header, sign
+from handler.request.signature import SignatureError, compute_signature, matches, parse_header, sign
 
 # The protocol's published vectors, kept as data as PROTOCOL.md prints them.
 PUBLISHED = json.loads((Path(__file__).parents[1] / "events" / "signature_vectors.json").read_text(encoding="utf-8"))

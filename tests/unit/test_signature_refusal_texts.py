@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from handler.protocol import MAX_TIMESTAMP_DIGITS, SIGNATURE_TOLERANCE_SECONDS
-from handler.signature import SignatureError, matches, parse_header, sign
+from handler.request.signature import SignatureError, matches, parse_header, sign
 
 KEY = "mk_test_0123456789abcdef"
 T = 1764500000

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from handler.manifest.rules import Problem, check_manifest, manifest_size
 from handler.protocol import NAME_RULE
-from handler.rules import Problem, check_manifest, manifest_size
 
 RULE_LINE_FOR_NAMES = f"breaks the name rule: {NAME_RULE}"
 NOT_ALLOWED_IN_A_FIELD = "is not allowed; a field carries only type, description and enum"

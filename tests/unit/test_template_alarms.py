@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from handler import observability
-from handler.observability import Metric
 from handler.protocol import METRICS_NAMESPACE_ENV, TOOL_TIME_MARGIN_SECONDS
+from handler.runtime import observability
+from handler.runtime.observability import Metric
 from handler.testing import FakeLambdaContext, call_body, signed_event
 from tests.sam_template import ACCOUNT_ID, Stack, translated
 

@@ -6,8 +6,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from handler.observability import Metric
 from handler.protocol import TOOL_TIME_MARGIN_SECONDS
+from handler.runtime.observability import Metric
 from handler.testing import FakeLambdaContext, call_body, signed_event
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from handler.observability import Metric
 from handler.protocol import KEY_CACHE_SECONDS
+from handler.runtime.observability import Metric
 from scripts.check_template import UNVERSIONED_PROPERTIES, VERSION_DESCRIPTION_LIMIT, Template, function_properties
 from scripts.sam_settings import load_template, parameter_overrides
 from tests.sam_template import REGION, REQUIRED_PARAMETERS, Stack, template_parameters, translated

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler import tool
-from handler.deadline import ToolTimedOut, call_within
+from handler.calls.deadline import ToolTimedOut, call_within
 from handler.testing import FakeLambdaContext, call_body, signed_event
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 

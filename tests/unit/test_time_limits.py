@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.dispatch import STORE_CALL_SECONDS
-from handler.idempotency import table_name
+from handler.calls.dispatch import STORE_CALL_SECONDS
+from handler.calls.idempotency import table_name
 from handler.protocol import TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, signed_event
 from tests.conftest import with_call_id

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from devserver.inspector import route
-from handler.manifest import build_manifest
+from handler.manifest.build import build_manifest
 from handler.testing import TEST_KEY, dev_key
 from tests.authored_package import MODEL, AuthorsPackage, serving_authors_package
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import MedianTestClient
     from tests.conftest import LogCapture
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from handler import ToolContext
-from handler.aws_clients import (
+from handler.runtime.aws_clients import (
     DEFAULT_HTTP_TIMEOUT_SECONDS,
     TOOL_CALL,
     TOOL_MARGIN_SECONDS,

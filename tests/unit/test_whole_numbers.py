@@ -13,7 +13,7 @@ from handler.testing import call_body, signed_event
 from tests.conftest import with_call_id
 
 if TYPE_CHECKING:
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
     from handler.testing import MedianTestClient, TestAnswer
 
 TOOL = "echoNumbers"

@@ -2,7 +2,7 @@
 
 `GET http://localhost:<port>/secretsmanager/get?secretId=<id>`, with the function's session token
 in `X-Aws-Parameters-Secrets-Token`, answers what Secrets Manager's GetSecretValue answers. The
-key source (handler/key.py) asks here first when PARAMETERS_SECRETS_EXTENSION_HTTP_PORT is set,
+key source (handler/key/source.py) asks here first when PARAMETERS_SECRETS_EXTENSION_HTTP_PORT is set,
 and reads through boto3 whenever this gives no secret.
 """
 
@@ -75,7 +75,7 @@ def _ask(path: str, port: str) -> Any:
         raise ExtensionGaveNone("token", f"{SECRETS_EXTENSION_TOKEN_ENV} is not set")
     from http.client import HTTPConnection, HTTPException
 
-    from handler.aws_clients import extension_timeouts
+    from handler.runtime.aws_clients import extension_timeouts
 
     connect_timeout, read_timeout = extension_timeouts()
     connection = HTTPConnection(SECRETS_EXTENSION_HOST, int(port), timeout=connect_timeout)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from handler.authoring import ToolContext, ToolError
-from handler.aws_clients import STORE_CALL, longest_call_seconds
-from handler.deadline import ToolTimedOut, call_within
-from handler.idempotency import applies, at_most_once
-from handler.observability import Metric, logger, record_tool_run, tool_segment
+from handler.authoring.api import ToolContext, ToolError
+from handler.authoring.registry import ToolLoadError, load_tools
+from handler.calls.deadline import ToolTimedOut, call_within
+from handler.calls.idempotency import applies, at_most_once
+from handler.calls.whole_numbers import WholeFloat, whole_floats_as_integers
 from handler.protocol import (
     MAX_INPUT_ERROR_DETAILS,
     MAX_NESTING_DEPTH,
@@ -27,16 +27,16 @@ from handler.protocol import (
     TOOL_TIME_MARGIN_SECONDS,
     ErrorCode,
 )
-from handler.registry import ToolLoadError, load_tools
-from handler.responses import Answer, error_body, fits_in_a_response, holds_lone_surrogate, ok_body, to_json
-from handler.whole_numbers import WholeFloat, whole_floats_as_integers
+from handler.request.responses import Answer, error_body, fits_in_a_response, holds_lone_surrogate, ok_body, to_json
+from handler.runtime.aws_clients import STORE_CALL, longest_call_seconds
+from handler.runtime.observability import Metric, logger, record_tool_run, tool_segment
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from handler.registry import Tool
+    from handler.authoring.registry import Tool
 
 
 # The longest one request to the idempotency table can take. A call through the table keeps
@@ -63,7 +63,7 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise ValueError("a number too large for a double")
-    # A whole-looking number keeps its literal: an integer field may take it (handler/whole_numbers.py).
+    # A whole-looking number keeps its literal: an integer field may take it (handler/calls/whole_numbers.py).
     return WholeFloat(value, text) if value.is_integer() else value
 
 
@@ -190,7 +190,7 @@ def _crashed(what: str, error: BaseException, ctx: ToolContext, *, returned: boo
     reference = ctx.reference
     # The answer's reference is all the caller has: the log line must carry it to be found by it.
     logger.error(f"{what} crashed", extra={"call_id": ctx.call_id, "reference": reference, **_crash_summary(error)})
-    from handler.local_crash import explain_locally  # only a crash pays for it, never a cold POST
+    from handler.authoring.local_crash import explain_locally  # only a crash pays for it, never a cold POST
 
     explain_locally(what, reference, error)
     return Answer(
@@ -237,7 +237,7 @@ def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext
     remaining = ctx.remaining_seconds()
     if is_async:
         # Imported here: asyncio would cost every cold POST, sync tools' included, ~10-35 ms.
-        from handler.event_loop import await_within
+        from handler.calls.event_loop import await_within
 
         return await_within(remaining, function, kwargs)
     if remaining is None:
@@ -281,7 +281,7 @@ def _outcome_metric(answer: Answer) -> str | None:
 
 def _dependencies(tool: Tool) -> dict[str, Any]:
     """The values of the parameters the framework fills: each Settings, secret and parameter, per container."""
-    from handler.dependencies import Dependency
+    from handler.authoring.dependencies import Dependency
 
     return {
         name: dependency.value() if isinstance(dependency, Dependency) else dependency.current()
@@ -310,8 +310,8 @@ def _without_dependencies(tool: Tool, failure: Exception, ctx: ToolContext) -> A
 
 def _with_dependencies(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext) -> Answer | None:
     """Fill `kwargs` with the tool's dependencies, bounded by its time; the answer instead when they cannot be had."""
-    from handler.dependencies import Dependency, SecretUnavailable
-    from handler.settings import ConfigurationError
+    from handler.authoring.dependencies import Dependency, SecretUnavailable
+    from handler.authoring.settings import ConfigurationError
 
     remaining = ctx.remaining_seconds()
     # Settings are in memory once registered: only a secret or parameter may wait on the network.

@@ -3,7 +3,7 @@
 A tool module that fails to import is the author's mistake, so the loader names it where they
 made it: `tools/<file>.py:<line>: <what is wrong>`, one line per broken module, in a
 `ToolLoadError` that `make check`, `make serve`, the test suite and GET all show as it is. So is
-an input model that pydantic cannot finish once the modules have run (handler/registration.py).
+an input model that pydantic cannot finish once the modules have run (handler/authoring/registration.py).
 """
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.env import setting
-from handler.key import running_in_deployed_lambda
-from handler.protocol import TOOLS_PACKAGE, TOOLS_PACKAGE_ENV
+from handler.runtime.env import package_directory, running_in_deployed_lambda, shown_path, tools_package
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -84,11 +82,6 @@ class ToolLoadError(Exception):
 registry = Registry()
 
 
-def tools_package() -> str:
-    """The package served: `tools`, unless $MEDIAN_TOOLS_PACKAGE names another (the framework's tests do)."""
-    return setting(TOOLS_PACKAGE_ENV) or TOOLS_PACKAGE
-
-
 # Each package imported so far, with what went wrong (None: nothing). A failure is kept, not
 # retried: importing a half-run module again would register its first tools a second time.
 _loaded: dict[str, list[str] | None] = {}
@@ -119,20 +112,10 @@ def reload_tools(package: str | None = None) -> Registry:
     registry.diagnostics = []
     _loaded.pop(name, None)
     # A saved settings.toml is read anew, as a fresh container would (imports pydantic: make serve only).
-    from handler.settings import forget_configuration
+    from handler.authoring.settings import forget_configuration
 
     forget_configuration()
     return load_tools(name)
-
-
-def package_directory(package: str | None = None) -> str | None:
-    """The directory of the tools package, without importing it; None if there is no such package."""
-    try:
-        spec = importlib.util.find_spec(package or tools_package())
-    except (ImportError, ValueError):
-        return None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    return locations[0] if locations else None
 
 
 def _import_package(package: str) -> list[str] | None:
@@ -155,8 +138,8 @@ def _import_package(package: str) -> list[str] | None:
                 lines.append(line)
     if not running_in_deployed_lambda() and len(registry.tools) > registered_before:
         # What only shows once the modules have run (a postponed annotation naming nothing, a
-        # schema that cannot be built): checked where it costs no cold start (handler/registration.py).
-        from handler.registration import registration_problems
+        # schema that cannot be built): checked where it costs no cold start (handler/authoring/registration.py).
+        from handler.authoring.registration import registration_problems
 
         try:
             found = registration_problems(registry.tools[registered_before:])
@@ -164,13 +147,6 @@ def _import_package(package: str) -> list[str] | None:
             found = [_describe(error, directory)]
         lines.extend(line for line in found if line not in lines)
     return lines or None
-
-
-def shown_path(filename: str) -> str:
-    """A path as an author reads it: relative to the working directory when it is inside it."""
-    absolute = Path(filename).absolute()
-    here = Path.cwd()
-    return str(absolute.relative_to(here)) if absolute.is_relative_to(here) else str(absolute)
 
 
 def describe_failure(error: BaseException, package: str | None = None) -> str:
@@ -189,7 +165,7 @@ def _describe(error: BaseException, directory: str | None, fallback: str | None 
     frame = _last_frame_inside(error.__traceback__, directory)
     if frame is not None and type(error).__module__.startswith("pydantic."):
         # pydantic refuses a model at its `class` line: the field it is about is the author's line.
-        from handler.registration import refusal_at_class
+        from handler.authoring.registration import refusal_at_class
 
         refused = refusal_at_class(error, *frame)
         if refused is not None:

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from handler.authoring.registry import Tool, ToolDefinitionError, registry
 from handler.protocol import RISKS
-from handler.registry import Tool, ToolDefinitionError, registry, shown_path
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -69,10 +70,10 @@ class ToolContext:
         """A boto3 client for `service` (`"dynamodb"`, `"s3"`, ...) whose calls end before this call's time does.
 
         Its timeouts and retries are the most generous that still leave the tool time to catch
-        botocore's error and raise a ToolError (handler/aws_clients.py, `bounds_within`). Clients
+        botocore's error and raise a ToolError (handler/runtime/aws_clients.py, `bounds_within`). Clients
         are kept per container. `options` go to boto3.client (region_name, endpoint_url).
         """
-        from handler.aws_clients import client_within
+        from handler.runtime.aws_clients import client_within
 
         return client_within(service, self.remaining_seconds(), **options)
 
@@ -82,7 +83,7 @@ class ToolContext:
         Pass it as the timeout of httpx, requests or urllib (`timeout=ctx.http_timeout()`). At
         most `at_most` (default 10 s); 10 s, or `at_most`, where nothing bounds the call.
         """
-        from handler.aws_clients import http_timeout_within
+        from handler.runtime.aws_clients import http_timeout_within
 
         return http_timeout_within(self.remaining_seconds(), at_most)
 
@@ -170,8 +171,8 @@ class _Parameters(typing.NamedTuple):
 
 def _parameters(function: Callable[..., Any]) -> _Parameters:
     """The tool's parameters, sorted by what fills them — or a ToolDefinitionError that says what to fix."""
-    from handler.dependencies import Dependency, Parameter, Secret
-    from handler.settings import Settings
+    from handler.authoring.dependencies import Dependency, Parameter, Secret
+    from handler.authoring.settings import Settings
 
     def refused(problem: str) -> ToolDefinitionError:
         return ToolDefinitionError(_declared_at(function), f"{_named(function)}: {problem}")
@@ -225,8 +226,8 @@ def _check_dependencies(function: Callable[..., Any], dependencies: tuple[tuple[
 
     `make check` and the build defer this: they hold every stage table against the classes instead.
     """
-    from handler.dependencies import Dependency
-    from handler.settings import ConfigurationError, find, reading_deferred, where_to_set
+    from handler.authoring.dependencies import Dependency
+    from handler.authoring.settings import ConfigurationError, find, reading_deferred, where_to_set
 
     for name, dependency in dependencies:
         if isinstance(dependency, Dependency):
@@ -241,7 +242,7 @@ def _check_dependencies(function: Callable[..., Any], dependencies: tuple[tuple[
             # A misspelt type in a Settings field, under postponed annotations, would otherwise
             # surface as pydantic's "not fully defined; call model_rebuild()" at this decorator:
             # advice meant for pydantic's own users, at a line that is not the mistake's.
-            from handler.registration import unresolved_annotation
+            from handler.authoring.registration import unresolved_annotation
 
             unresolved = unresolved_annotation(dependency)
             if unresolved is not None:

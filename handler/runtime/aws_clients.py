@@ -2,8 +2,8 @@
 
 The endpoint must answer before Lambda's deadline, and its own AWS calls are part of the
 time it has. Each boto3 client is made from a `CallBounds`, and `longest_call_seconds(bounds)`
-is the most one of its calls can take: the one number the time budget (handler/dispatch.py
-for the idempotency table, handler/key.py for the key) reserves for it. The key's read
+is the most one of its calls can take: the one number the time budget (handler/calls/dispatch.py
+for the idempotency table, handler/key/source.py for the key) reserves for it. The key's read
 through the Parameters and Secrets Lambda Extension's localhost API takes its limits from
 here too.
 """
@@ -29,7 +29,7 @@ KEY_READ = CallBounds(connect_seconds=1.0, read_seconds=2.0, attempts=2)
 # One request to the idempotency table. DynamoDB answers in milliseconds; a request that has
 # not in half a second meets an outage, and waiting longer only takes time from the tool.
 # One attempt: before the tool, Median's own retry is the retry (the answer is a 500 that
-# says so); after it, dispatch has the time left to save once more (handler/idempotency.py),
+# says so); after it, dispatch has the time left to save once more (handler/calls/idempotency.py),
 # where botocore's retry would wait a jittered backoff that no budget can bound tightly.
 STORE_CALL = CallBounds(connect_seconds=0.5, read_seconds=0.5, attempts=1)
 

@@ -1,6 +1,6 @@
 """`make new-tool NAME=...`: a working tool in tools/ and its tests in tests/tools/, from the templates.
 
-The templates are handler/templates/*.template (string.Template: `${tool_name}`, `${module}`,
+The templates are handler/cli/templates/*.template (string.Template: `${tool_name}`, `${module}`,
 `${model}`); edit them to change what every new tool starts from. A NAME is refused, in one
 line, before anything is written: when it is no module the loader would import, when its tool
 name would break one of Median's name rules, or when either file already exists.
@@ -16,7 +16,7 @@ from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING
 
-from handler.authoring import camel_case
+from handler.authoring.api import camel_case
 from handler.protocol import NAME_PATTERN, NAME_RULE, RESERVED_NAMES, TOOLS_PACKAGE
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ runs an event loop of its own already (an async test calling MedianTestClient, P
 sync API), asyncio allows no second one there, and the container's loop runs in a worker thread. It is imported only
 when an async tool is first called: asyncio costs a cold start ~10-35 ms that sync tools never pay.
 
-The time limit is the sync tools' (handler/deadline.py): at the deadline asyncio cancels the
+The time limit is the sync tools' (handler/calls/deadline.py): at the deadline asyncio cancels the
 tool, so its `finally` and `async with` blocks run, and the call is answered 504 `timeout`. A
 tool that goes on regardless, by blocking the loop with sync code or by catching its
 CancelledError, is stopped ASYNC_CANCEL_GRACE_SECONDS later as a sync tool is (SIGALRM, or a
@@ -27,7 +27,7 @@ import threading
 from contextvars import copy_context
 from typing import TYPE_CHECKING, Any
 
-from handler.deadline import ToolTimedOut, call_within, in_worker_thread
+from handler.calls.deadline import ToolTimedOut, call_within, in_worker_thread
 from handler.protocol import ASYNC_CANCEL_GRACE_SECONDS
 
 if TYPE_CHECKING:

@@ -12,15 +12,15 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from handler.arguments import BadArguments, QuietParser, parse_quietly
+from handler.cli.arguments import BadArguments, QuietParser, parse_quietly
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
     from pathlib import Path
 
-    from handler.organisation import Endpoint
-    from handler.rules import Problem
+    from handler.cli.organisation import Endpoint
+    from handler.manifest.rules import Problem
 
 KEY_ENV = "MEDIAN_KEY"
 EVENTS_DIR = "events"
@@ -43,8 +43,8 @@ class CallFailed(Exception):
 
 def dev_key() -> str:
     """$MEDIAN_DEV_KEY, else the clone's dev key file (made if missing): what make serve and sam local verify with."""
-    from handler.local_key import DevKeyUnavailable
-    from handler.local_key import dev_key as local_dev_key
+    from handler.key.local_key import DevKeyUnavailable
+    from handler.key.local_key import dev_key as local_dev_key
 
     try:
         return local_dev_key()
@@ -71,7 +71,7 @@ def read_key(key_file: str | None) -> tuple[str, bool]:
 
 def command_sign(arguments: argparse.Namespace) -> int:
     """Print a median-signature header value for a body (empty for a GET) signed now."""
-    from handler.signature import sign
+    from handler.request.signature import sign
 
     body = sys.stdin.buffer.read() if arguments.body == "-" else arguments.body.encode("utf-8")
     print(sign(read_key(arguments.key_file)[0], body))
@@ -130,8 +130,8 @@ def command_local_env(arguments: argparse.Namespace) -> int:
     """
     from pathlib import Path
 
-    from handler import settings
-    from handler.local_key import write_private
+    from handler.authoring import settings
+    from handler.key.local_key import write_private
     from handler.protocol import DEV_KEY_ENV, IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV
 
     declared = template_variables(arguments.template)
@@ -184,15 +184,15 @@ def signed_request(
 
     Raises UsageError for a URL that is not http(s), and CallFailed, saying `what` got no answer
     (by default the method and URL), when no answer comes or the answer redirects to another
-    origin (handler.same_origin): the signature is sent to the origin the user named, and no other.
+    origin (handler.cli.same_origin): the signature is sent to the origin the user named, and no other.
     """
     from urllib.error import HTTPError, URLError
     from urllib.parse import urlsplit
     from urllib.request import Request
 
+    from handler.cli.same_origin import RedirectRefused, opener, origin
     from handler.protocol import JSON_CONTENT_TYPE, SIGNATURE_HEADER
-    from handler.same_origin import RedirectRefused, opener, origin
-    from handler.signature import sign
+    from handler.request.signature import sign
 
     target = urlsplit(url)
     if target.scheme not in ("http", "https") or not target.hostname:
@@ -246,9 +246,10 @@ def _pretty(payload: bytes) -> str:
 
 def _build() -> tuple[dict[str, object], list[Problem | str]]:
     """The manifest and its problems: each rule it breaks, or each `file:line: what` of a module that won't import."""
-    from handler.manifest import build_manifest
-    from handler.registry import ToolLoadError, load_tools
-    from handler.settings import names_by_setting, problems_in_stages, reading_deferred_while, settings_taken
+    from handler.authoring.dependencies import names_by_setting
+    from handler.authoring.registry import ToolLoadError, load_tools
+    from handler.authoring.settings import problems_in_stages, reading_deferred_while, settings_taken
+    from handler.manifest.build import build_manifest
 
     # A build machine has no stage and no local file: the tools' Settings are held against every
     # stage table of settings.toml instead of this process's configuration.
@@ -269,13 +270,13 @@ def command_check(arguments: argparse.Namespace) -> int:
     manifest, problems = _build()
     endpoints = _organisation(arguments, manifest) if arguments.also else []
     if endpoints:
-        from handler.organisation import check_organisation
+        from handler.cli.organisation import check_organisation
 
         problems = [*problems, *check_organisation(endpoints)]
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
-        from handler.settings import ConfigurationProblem
+        from handler.authoring.settings import ConfigurationProblem
 
         configuration = sum(isinstance(problem, ConfigurationProblem) for problem in problems)
         if len(problems) > configuration:
@@ -286,13 +287,13 @@ def command_check(arguments: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return 1
+    from handler.manifest.rules import manifest_size
     from handler.protocol import MAX_MANIFEST_BYTES, MAX_TOOLS
-    from handler.rules import manifest_size
 
     tools = manifest["tools"]
     assert isinstance(tools, list)
     if not tools:
-        from handler.registry import tools_package
+        from handler.runtime.env import tools_package
 
         folder = tools_package().replace(".", "/")
         print(
@@ -305,7 +306,7 @@ def command_check(arguments: argparse.Namespace) -> int:
             f"diagnostics {'on' if manifest['diagnostics'] else 'off'}. Median would accept this manifest."
         )
     if endpoints:
-        from handler.organisation import summary
+        from handler.cli.organisation import summary
 
         print(f"OK across the organisation: {summary(endpoints)}.")
     return 0
@@ -313,7 +314,7 @@ def command_check(arguments: argparse.Namespace) -> int:
 
 def _organisation(arguments: argparse.Namespace, manifest: dict[str, object]) -> list[Endpoint]:
     """This endpoint and each --also SOURCE, read before anything is judged; none if this one did not load."""
-    from handler.organisation import THIS_ENDPOINT, endpoint_of
+    from handler.cli.organisation import THIS_ENDPOINT, endpoint_of
 
     repeated = sorted({source for source in arguments.also if arguments.also.count(source) > 1})
     if repeated:
@@ -328,7 +329,7 @@ def _read_endpoint(source: str, key_file: str | None) -> Endpoint:
     """The manifest SOURCE names: a saved manifest file, or an endpoint URL asked with a signed GET."""
     from pathlib import Path
 
-    from handler.organisation import NotAManifest, endpoint_of
+    from handler.cli.organisation import NotAManifest, endpoint_of
 
     if source.startswith(("http://", "https://")):
         status, reason, payload = signed_request(
@@ -357,7 +358,7 @@ def command_manifest(arguments: argparse.Namespace) -> int:
         for problem in problems:
             print(problem, file=sys.stderr)
         return 1
-    from handler.responses import to_json
+    from handler.request.responses import to_json
 
     # Compact, it is byte for byte what GET answers: `sam build` serves this very output.
     text = json.dumps(manifest, indent=2, ensure_ascii=False) if arguments.pretty else to_json(manifest)
@@ -369,8 +370,8 @@ def command_new_tool(arguments: argparse.Namespace) -> int:
     """Write tools/NAME.py, a working tool, and tests/tools/test_NAME.py, its tests; never overwrite a file."""
     from pathlib import Path
 
-    from handler.registry import load_tools
-    from handler.scaffold import Refused, check_free, plan, write
+    from handler.authoring.registry import load_tools
+    from handler.cli.scaffold import Refused, check_free, plan, write
 
     root = Path.cwd()
     try:
@@ -453,7 +454,7 @@ def parser() -> QuietParser:
 
 def _refuse_key_arguments(argv: Sequence[str]) -> None:
     """Stop before argparse, and say where a key goes instead."""
-    from handler.arguments import is_key_option
+    from handler.cli.arguments import is_key_option
 
     if any(is_key_option(argument) for argument in argv):
         raise UsageError(

@@ -28,8 +28,6 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from handler import observability
-from handler.env import seconds_from_env
 from handler.protocol import (
     DEV_KEY_ENV,
     KEY_CACHE_SECONDS,
@@ -42,6 +40,8 @@ from handler.protocol import (
     KEY_STALE_IF_ERROR_SECONDS_ENV,
     SECRETS_EXTENSION_PORT_ENV,
 )
+from handler.runtime import observability
+from handler.runtime.env import running_in_deployed_lambda, seconds_from_env
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -51,10 +51,6 @@ if TYPE_CHECKING:
 
 class KeyUnavailable(Exception):
     """No usable key. The message is the cause, for the log only: the answer says just `no_key`."""
-
-
-def running_in_deployed_lambda() -> bool:
-    return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME")) and os.environ.get("AWS_SAM_LOCAL") != "true"
 
 
 def key_from_secret_value(value: str) -> str:
@@ -104,7 +100,7 @@ class KeptReads:
     """Values read from a store that can fail (Secrets Manager, Parameter Store), kept per container.
 
     The Median key's outage behaviour, shared with the tools' own secrets and parameters
-    (handler/dependencies.py): a value is kept for its cache lifetime; no read starts within the
+    (handler/authoring/dependencies.py): a value is kept for its cache lifetime; no read starts within the
     refresh floor of the last one, and a failed read is remembered, and answered from memory,
     for that long; a failed read never discards a good value, which goes on serving until a read
     succeeds or until `stale_if_error` seconds past its lifetime.
@@ -202,7 +198,7 @@ class MedianKeySource:
         if self._client is None:
             import boto3
 
-            from handler.aws_clients import bounded_config
+            from handler.runtime.aws_clients import bounded_config
 
             self._client = boto3.client("secretsmanager", config=bounded_config())
         return self._client
@@ -301,7 +297,7 @@ class MedianKeySource:
         port = os.environ.get(SECRETS_EXTENSION_PORT_ENV, "").strip()
         if not port:
             return None
-        from handler.secrets_extension import ExtensionGaveNone, ask_extension
+        from handler.key.secrets_extension import ExtensionGaveNone, ask_extension
 
         try:
             return ask_extension(secret_id, port)

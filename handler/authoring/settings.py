@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from handler.key import running_in_deployed_lambda
-from handler.registry import package_directory, shown_path
+from handler.runtime.env import package_directory, running_in_deployed_lambda, shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
-    from handler.registry import Tool
+    from handler.authoring.registry import Tool
 
 STAGE_ENV = "MEDIAN_STAGE"
 DEFAULT_STAGE = "default"
@@ -337,18 +336,6 @@ class NamedBySetting(NamedTuple):
     variable: str
     what: str  # "parcel_eta's secret"
     location: str  # where the tool is declared: "tools/parcels.py:40"
-
-
-def names_by_setting(tools: Iterable[Tool]) -> list[NamedBySetting]:
-    """Each variable that names a tool's secret or parameter."""
-    from handler.dependencies import Dependency
-
-    return [
-        NamedBySetting(dependency.setting, f"{each.function.__name__}'s {dependency.kind}", each.location)
-        for each in tools
-        for _, dependency in each.dependencies
-        if isinstance(dependency, Dependency) and dependency.setting is not None
-    ]
 
 
 def problems_in_stages(

@@ -8,7 +8,7 @@ and the 500 of an answer that cannot be sent. A crash or a timeout deletes the r
 retry runs the tool again; if the Lambda itself dies mid-call, the record's in-progress
 mark lapses when the invocation would have timed out.
 
-When the table fails. Each request to it is one bounded attempt (handler/aws_clients.py's
+When the table fails. Each request to it is one bounded attempt (handler/runtime/aws_clients.py's
 STORE_CALL), and dispatch keeps its time out of the tool's, so every case below answers
 before Lambda's deadline; none raises. "The lapse" is the in-progress mark's expiry: the
 end of the invocation that wrote it (Lambda's remaining time when the call began).
@@ -49,8 +49,6 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from handler import observability
-from handler.env import seconds_from_env, setting
 from handler.protocol import (
     CONVERSATION_ID_MEMBER,
     IDEMPOTENCY_EXPIRY_SECONDS,
@@ -60,7 +58,9 @@ from handler.protocol import (
     IDEMPOTENCY_TABLE_ENV,
     ErrorCode,
 )
-from handler.responses import Answer, error_body
+from handler.request.responses import Answer, error_body
+from handler.runtime import observability
+from handler.runtime.env import seconds_from_env, setting
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from handler.authoring import ToolContext
+    from handler.authoring.api import ToolContext
 
 # What Powertools reads from the payload it is given: the key, and what a reuse of the key must
 # match. The payload holds two strings and nothing of the call's own values: Powertools copies
@@ -125,7 +125,7 @@ def _client() -> DynamoDBClient:
     if not _clients:
         import boto3
 
-        from handler.aws_clients import STORE_CALL, bounded_config
+        from handler.runtime.aws_clients import STORE_CALL, bounded_config
 
         _clients.append(boto3.client("dynamodb", config=bounded_config(STORE_CALL)))
     return _clients[0]

@@ -5,7 +5,7 @@
 
 Like FastMCP's `Depends()`: the default marks the parameter as the framework's to fill, and
 the tool's schema never shows it. Each value is cached per container with the Median key's
-outage behaviour (handler/key.py, `KeptReads`): kept for `cache_seconds`; at most one read per
+outage behaviour (handler/key/source.py, `KeptReads`): kept for `cache_seconds`; at most one read per
 MIN_REFRESH_SECONDS whatever happens, a failed read remembered for that long; a good value
 kept through failed reads for STALE_IF_ERROR_SECONDS past its lifetime.
 
@@ -22,12 +22,15 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from handler import observability
-from handler.key import KeptReads, describe_aws_error
+from handler.key.source import KeptReads, describe_aws_error
 from handler.protocol import KEY_MIN_REFRESH_SECONDS, KEY_STALE_IF_ERROR_SECONDS, SECRETS_EXTENSION_PORT_ENV
+from handler.runtime import observability
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
+
+    from handler.authoring.registry import Tool
+    from handler.authoring.settings import NamedBySetting
 
 # The Median key's floors (docs/protocol.md §4): the same trade of freshness for outage tolerance.
 DEFAULT_CACHE_SECONDS = 300.0
@@ -77,7 +80,7 @@ class Dependency:
         """The secret's or parameter's name: as given, or read from its setting."""
         if self.name is not None:
             return self.name
-        from handler.settings import value, where_to_set
+        from handler.authoring.settings import value, where_to_set
 
         assert self.setting is not None
         named = value(self.setting)
@@ -212,7 +215,7 @@ def _client(service: str) -> Any:
     if client is None:
         import boto3
 
-        from handler.aws_clients import bounded_config
+        from handler.runtime.aws_clients import bounded_config
 
         client = _clients[service] = boto3.client(service, config=bounded_config())  # type: ignore[call-overload]
     return client
@@ -235,13 +238,13 @@ def _boto3_parameter(name: str) -> Mapping[str, Any]:
 
 
 def _extension_secret(name: str) -> Mapping[str, Any] | None:
-    from handler.secrets_extension import ask_extension
+    from handler.key.secrets_extension import ask_extension
 
     return _through_extension(lambda port: ask_extension(name, port))
 
 
 def _extension_parameter(name: str) -> Mapping[str, Any] | None:
-    from handler.secrets_extension import ask_extension_for_parameter
+    from handler.key.secrets_extension import ask_extension_for_parameter
 
     return _through_extension(lambda port: ask_extension_for_parameter(name, port))
 
@@ -251,7 +254,7 @@ def _through_extension(ask: Callable[[str], Mapping[str, Any]]) -> Mapping[str, 
     port = os.environ.get(SECRETS_EXTENSION_PORT_ENV, "").strip()
     if not port:
         return None
-    from handler.secrets_extension import ExtensionGaveNone
+    from handler.key.secrets_extension import ExtensionGaveNone
 
     try:
         return ask(port)
@@ -264,3 +267,15 @@ def _through_extension(ask: Callable[[str], Mapping[str, Any]]) -> Mapping[str, 
                 extra={"cause": str(none)},
             )
         return None
+
+
+def names_by_setting(tools: Iterable[Tool]) -> list[NamedBySetting]:
+    """Each variable that names a tool's secret or parameter (`make check` holds each against the stages)."""
+    from handler.authoring.settings import NamedBySetting
+
+    return [
+        NamedBySetting(dependency.setting, f"{each.function.__name__}'s {dependency.kind}", each.location)
+        for each in tools
+        for _, dependency in each.dependencies
+        if isinstance(dependency, Dependency) and dependency.setting is not None
+    ]

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from handler.manifest.rules import Problem
 from handler.protocol import MAX_TOOLS, PROTOCOL_VERSION
-from handler.rules import Problem
 
 THIS_ENDPOINT = "this endpoint"
 

@@ -15,13 +15,13 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from handler.key import running_in_deployed_lambda
-from handler.registry import shown_path
+from handler.runtime.env import running_in_deployed_lambda, shown_path
 
 if TYPE_CHECKING:
     from traceback import FrameSummary
 
-_FRAMEWORK = Path(__file__).resolve().parent
+# All of handler/, not only this room: a frame in any of the framework's modules is not the author's.
+_FRAMEWORK = Path(__file__).resolve().parents[1]
 _STANDARD_LIBRARY = Path(sysconfig.get_paths()["stdlib"]).resolve()
 # The last few explanations by reference, oldest first: a local process's, never a deployed one's.
 _KEPT = 16

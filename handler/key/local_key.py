@@ -5,7 +5,7 @@ sign with it, so the README's commands work as written, in any order: whichever 
 makes the file, and the others read it. `$MEDIAN_DEV_KEY`, when set, wins everywhere.
 
 It is for loopback and `sam local` only. A deployed function never reads `MEDIAN_DEV_KEY`
-(handler/key.py) and never this file, which is not in the artifact: a leaked dev key opens
+(handler/key/source.py) and never this file, which is not in the artifact: a leaked dev key opens
 nothing but the laptop's own `make serve`, and no two clones share one.
 """
 
@@ -34,7 +34,8 @@ class DevKeyUnavailable(Exception):
 
 def dev_key_file() -> Path:
     named = os.environ.get(DEV_KEY_FILE_ENV, "").strip()
-    return Path(named) if named else Path(__file__).resolve().parent.parent / DEV_KEY_FILE_NAME
+    # At the checkout's root, beside handler/ (this file is handler/key/local_key.py).
+    return Path(named) if named else Path(__file__).resolve().parents[2] / DEV_KEY_FILE_NAME
 
 
 def dev_key() -> str:

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from handler.manifest.rules import Problem, check_manifest
 from handler.protocol import PROTOCOL_VERSION
-from handler.registry import shown_path
-from handler.rules import Problem, check_manifest
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from handler.registry import Registry
+    from handler.authoring.registry import Registry
 
 
 def build_manifest(registry: Registry) -> tuple[dict[str, Any], list[Problem]]:
     """The manifest in the shape of Median's page, and every sync rule it breaks."""
-    from handler.schema import flat_input_schema
+    from handler.manifest.schema import flat_input_schema
 
     problems: list[Problem] = []
     entries = []

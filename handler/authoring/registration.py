@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, PydanticUndefinedAnnotation, TypeAdapter
 
-from handler.registry import shown_path
-from handler.schema import flat_input_schema
+from handler.manifest.schema import flat_input_schema
+from handler.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from handler.registry import Tool
+    from handler.authoring.registry import Tool
 
 _SCALARS_HINT = "a field is one of str, float, int, bool, a Literal or an Enum"
 
@@ -69,7 +69,7 @@ def _undefined_annotation(model: type[BaseModel]) -> str | None:
 
 def unresolved_annotation(model: type[BaseModel]) -> tuple[str, str] | None:
     """(file:line, what is wrong) of a field whose postponed annotation names nothing, if that leaves
-    the model unfinished. A tool's Settings class is held to it too (handler/authoring.py)."""
+    the model unfinished. A tool's Settings class is held to it too (handler/authoring/api.py)."""
     for cls in _authored_models(model):
         if cls.__pydantic_complete__:
             continue

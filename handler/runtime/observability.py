@@ -14,7 +14,7 @@ Importing any Powertools module imports its whole package (Logger, Metrics, Trac
 costs a cold GET more than its target allows, and a served GET logs, measures and traces
 nothing. So this module imports Powertools only when something is first logged or measured
 (or at import when tracing is switched on, which needs its decorator from the start): write
-`observability.logger.info(…)` at the call, not `from handler.observability import logger`
+`observability.logger.info(…)` at the call, not `from handler.runtime.observability import logger`
 at the top of a module that GET imports. tests/integration/test_cold_get.py holds GET to that.
 """
 

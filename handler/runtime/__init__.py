@@ -1,0 +1,5 @@
+"""The Lambda runtime and AWS, as every other room uses them.
+
+`env` reads the function's environment; `aws_clients` makes boto3 clients bounded in time;
+`observability` is the logger, the metrics and the tracer.
+"""
