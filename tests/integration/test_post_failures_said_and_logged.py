@@ -8,14 +8,17 @@ whose tool may not have finished, or did not run, runs again on a retry; a refus
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import re
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from handler import Secret, tool
 from handler.calls.dispatch import STORE_CALL_SECONDS, handle_post
@@ -66,6 +69,12 @@ def _register_failing_tools(runs: list[str]) -> None:
         """Tell the length of the courier's token."""
         runs.append("readsSecret")
         return {"tokenLength": len(token)}
+
+    @tool(risk="high", name="returnNoJson")
+    def return_no_json(args: Note) -> dict[str, Any]:
+        """Book a pickup, and return what JSON cannot hold, as a bug would."""
+        runs.append("returnNoJson")
+        return {"booked": {"slot-1", "slot-2"}}
 
     @tool(risk="high", name="overrunOnce")
     def overrun_once(args: Note) -> dict[str, Any]:
@@ -123,6 +132,15 @@ FAILURES = [
         "Reference {reference}.",
         "Tool returnTooMuch returned an answer too large for Lambda to send",
         id="an answer too large",
+    ),
+    pytest.param(
+        "returnNoJson",
+        _nothing_broken,
+        500,
+        "internal_error",
+        "The tool failed on the server; reference {reference}.",
+        "Tool returnNoJson (its return value is not JSON) crashed",
+        id="a return value that is not JSON",
     ),
     pytest.param(
         "overrunOnce",
@@ -249,7 +267,7 @@ def test_a_crash_off_lambda_is_explained_on_stderr_under_the_tool_and_the_answer
     assert f"Tool crashNow crashed; its answer is 500 internal_error, reference {reference}." in logs.text()
 
 
-@pytest.mark.parametrize(("tool_name", "breaks", "status", "code", "message", "log_message"), FAILURES[2:])
+@pytest.mark.parametrize(("tool_name", "breaks", "status", "code", "message", "log_message"), FAILURES[3:])
 def test_a_call_that_did_not_finish_runs_again_on_the_retry(
     median_aws: MedianAWS,
     idempotency_table: str,  # after median_aws, which empties moto
@@ -278,6 +296,19 @@ def test_a_call_that_did_not_finish_runs_again_on_the_retry(
     assert answer.status == 200, answer.body
     assert answer.body["output"] == ({"refunded": True} if tool_name == "overrunOnce" else {"tokenLength": len(TOKEN)})
     assert runs == [tool_name] * (2 if tool_name == "overrunOnce" else 1)
+
+
+def test_a_tool_that_did_its_work_but_returned_no_json_is_not_run_again_on_a_retry(
+    idempotency_table: str, runs: list[str], client: MedianTestClient
+) -> None:
+    # GIVEN a call through the idempotency table whose tool did its work, then returned what JSON cannot hold
+    first = _call(client, "returnNoJson")
+    assert first.status == 500
+    # WHEN Median retries the same callId
+    retry = _call(client, "returnNoJson")
+    # THEN the retry gets the same answer, and the tool, which did its work, did not run again
+    assert (retry.status, retry.body) == (first.status, first.body)
+    assert runs == ["returnNoJson"]
 
 
 def _forget_the_failed_read() -> None:
@@ -400,3 +431,47 @@ def test_a_refusal_is_posts_error_and_nothing_else(
     assert answer.status == status
     assert answer.body == {"version": 1, "ok": False, "error": {"code": code, "message": message}}
     assert runs == []
+
+
+class Pickup(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    pickup_at: datetime.datetime = Field(alias="pickupAt")
+    fee: decimal.Decimal
+
+
+def test_a_model_a_tool_returns_is_sent_as_json_by_its_aliases(
+    scratch_registry: Registry, client: MedianTestClient
+) -> None:
+    # GIVEN a tool that returns a pydantic model with a datetime, a Decimal and an alias
+    @tool(risk="low", name="nextPickup")
+    def next_pickup(args: Note) -> Pickup:
+        """When the next pickup is, and what it costs."""
+        return Pickup(pickup_at=datetime.datetime(2026, 12, 3, 9, 30, tzinfo=datetime.UTC), fee=decimal.Decimal("4.50"))
+
+    # WHEN it is called
+    answer = client.call("nextPickup", {})
+    # THEN the output is the model as JSON: the alias Median reads, the datetime and the Decimal as text
+    assert answer.status == 200, answer.body
+    assert answer.body["output"] == {"pickupAt": "2026-12-03T09:30:00Z", "fee": "4.50"}
+
+
+def test_a_tools_duration_is_recorded_in_milliseconds(
+    scratch_registry: Registry, client: MedianTestClient, logs: LogCapture
+) -> None:
+    # GIVEN a tool that takes at least a twentieth of a second
+    @tool(risk="low", name="takeItsTime")
+    def take_its_time(args: Note) -> dict[str, Any]:
+        """Answer after a pause."""
+        time.sleep(0.05)
+        return {"done": True}
+
+    # WHEN it is called
+    client.call("takeItsTime", {})
+    # THEN its ToolDuration metric, in milliseconds as the unit says, is at least 50
+    [emf] = [json.loads(line) for line in logs.lines() if line.startswith('{"_aws"')]
+    [duration] = [
+        metric for metric in emf["_aws"]["CloudWatchMetrics"][0]["Metrics"] if metric["Name"] == "ToolDuration"
+    ]
+    assert duration["Unit"] == "Milliseconds"
+    assert emf["ToolDuration"][0] >= 50
