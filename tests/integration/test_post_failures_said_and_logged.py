@@ -14,11 +14,12 @@ import json
 import re
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from handler import Secret, tool
 from handler.calls.dispatch import STORE_CALL_SECONDS, handle_post
@@ -112,66 +113,103 @@ def _nothing_broken(median_aws: MedianAWS, fault_relay: FaultRelay, monkeypatch:
     median_aws.create_secret(SECRET_NAME, TOKEN)
 
 
-# tool, what breaks, status, code, the answer's message ({reference} filled in), and the log line's message.
+@dataclass(frozen=True)
+class Failure:
+    """A way a call fails that the handler answers for, and what Median and the log then read."""
+
+    tool: str
+    status: int
+    code: str
+    message: str  # the answer's message, {reference} filled in
+    log_message: str
+    breaks: Callable[[MedianAWS, FaultRelay, pytest.MonkeyPatch], None] = _nothing_broken
+    output_on_retry: dict[str, Any] = field(default_factory=lambda: {"tokenLength": len(TOKEN)})
+    ran_before_failing: bool = False  # the tool itself started, and its first run counts
+
+
 FAILURES = [
     pytest.param(
-        "crashNow",
-        _nothing_broken,
-        500,
-        "internal_error",
-        "The tool failed on the server; reference {reference}.",
-        "Tool crashNow crashed",
+        Failure(
+            "crashNow",
+            500,
+            "internal_error",
+            "The tool failed on the server; reference {reference}.",
+            "Tool crashNow crashed",
+        ),
         id="a crash",
     ),
     pytest.param(
-        "returnTooMuch",
-        _nothing_broken,
-        500,
-        "internal_error",
-        f"The tool's answer is too large to send: Lambda returns at most {MAX_RESPONSE_BYTES:,} bytes. "
-        "Reference {reference}.",
-        "Tool returnTooMuch returned an answer too large for Lambda to send",
+        Failure(
+            "returnTooMuch",
+            500,
+            "internal_error",
+            f"The tool's answer is too large to send: Lambda returns at most {MAX_RESPONSE_BYTES:,} bytes. "
+            "Reference {reference}.",
+            "Tool returnTooMuch returned an answer too large for Lambda to send",
+        ),
         id="an answer too large",
     ),
     pytest.param(
-        "returnNoJson",
-        _nothing_broken,
-        500,
-        "internal_error",
-        "The tool failed on the server; reference {reference}.",
-        "Tool returnNoJson (its return value is not JSON) crashed",
+        Failure(
+            "returnNoJson",
+            500,
+            "internal_error",
+            "The tool failed on the server; reference {reference}.",
+            "Tool returnNoJson (its return value is not JSON) crashed",
+        ),
         id="a return value that is not JSON",
     ),
+]
+# Those whose tool may not have finished, or did not run: a retry runs them again.
+NOT_FINISHED = [
     pytest.param(
-        "overrunOnce",
-        _nothing_broken,
-        504,
-        "timeout",
-        "The tool did not finish in the time this function had left, so it is unknown whether it did its work; "
-        "check before retrying. Reference {reference}.",
-        "Tool overrunOnce timed out",
+        Failure(
+            "overrunOnce",
+            504,
+            "timeout",
+            "The tool did not finish in the time this function had left, so it is unknown whether it did its "
+            "work; check before retrying. Reference {reference}.",
+            "Tool overrunOnce timed out",
+            output_on_retry={"refunded": True},
+            ran_before_failing=True,
+        ),
         id="a tool that overruns",
     ),
     pytest.param(
-        "readsSecret",
-        _secret_missing,
-        500,
-        "internal_error",
-        "The tool could not read its configuration or secrets, so it did not run; retry later. Reference {reference}.",
-        "Tool readsSecret did not run: what it takes could not be read",
+        Failure(
+            "readsSecret",
+            500,
+            "internal_error",
+            "The tool could not read its configuration or secrets, so it did not run; retry later. "
+            "Reference {reference}.",
+            "Tool readsSecret did not run: what it takes could not be read",
+            breaks=_secret_missing,
+        ),
         id="a secret that cannot be read",
     ),
     pytest.param(
-        "readsSecret",
-        _secrets_manager_stalled,
-        504,
-        "timeout",
-        "Reading the tool's secrets took longer than the time this function had left, so the tool did not run; "
-        "retry. Reference {reference}.",
-        "Tool readsSecret did not run: reading its secrets took the time it had",
+        Failure(
+            "readsSecret",
+            504,
+            "timeout",
+            "Reading the tool's secrets took longer than the time this function had left, so the tool did not "
+            "run; retry. Reference {reference}.",
+            "Tool readsSecret did not run: reading its secrets took the time it had",
+            breaks=_secrets_manager_stalled,
+        ),
         id="a secret read that outlasts the call",
     ),
 ]
+
+
+@pytest.fixture
+def failure(
+    request: pytest.FixtureRequest, median_aws: MedianAWS, fault_relay: FaultRelay, monkeypatch: pytest.MonkeyPatch
+) -> Failure:
+    """The failure the test is given, its cause in place (on an empty moto, before the idempotency table)."""
+    given: Failure = request.param
+    given.breaks(median_aws, fault_relay, monkeypatch)
+    return given
 
 
 def _call(client: MedianTestClient, tool_name: str, call_id: str = CALL_ID) -> TestAnswer:
@@ -190,36 +228,24 @@ def _reference_in(message: str) -> str:
     return found["reference"]
 
 
-@pytest.mark.parametrize(("tool_name", "breaks", "status", "code", "message", "log_message"), FAILURES)
+@pytest.mark.parametrize("failure", FAILURES + NOT_FINISHED, indirect=True)
 def test_a_failure_is_answered_in_posts_shape_with_its_cause_and_logged_once_under_its_reference(
-    median_aws: MedianAWS,
-    fault_relay: FaultRelay,
-    monkeypatch: pytest.MonkeyPatch,
-    runs: list[str],
-    client: MedianTestClient,
-    logs: LogCapture,
-    tool_name: str,
-    breaks: Callable[[MedianAWS, FaultRelay, pytest.MonkeyPatch], None],
-    status: int,
-    code: str,
-    message: str,
-    log_message: str,
+    failure: Failure, runs: list[str], client: MedianTestClient, logs: LogCapture
 ) -> None:
     # GIVEN a tool that will fail in one of the ways the handler answers for it
-    breaks(median_aws, fault_relay, monkeypatch)
     # WHEN Median calls it
-    answer = _call(client, tool_name)
+    answer = _call(client, failure.tool)
     # THEN the answer is POST's error, exactly: the cause, what to do, and a reference
     reference = _reference_in(answer.body["error"]["message"])
-    assert answer.status == status
+    assert answer.status == failure.status
     assert answer.body == {
         "version": 1,
         "ok": False,
-        "error": {"code": code, "message": message.format(reference=reference)},
+        "error": {"code": failure.code, "message": failure.message.format(reference=reference)},
     }
     # AND one error line is logged, which the reference and the call's id both find
     [record] = [record for record in logs.records() if record["level"] == "ERROR"]
-    assert record["message"] == log_message
+    assert record["message"] == failure.log_message
     assert record["reference"] == reference
     assert record["call_id"] == CALL_ID
     assert TOKEN not in logs.text()
@@ -267,35 +293,29 @@ def test_a_crash_off_lambda_is_explained_on_stderr_under_the_tool_and_the_answer
     assert f"Tool crashNow crashed; its answer is 500 internal_error, reference {reference}." in logs.text()
 
 
-@pytest.mark.parametrize(("tool_name", "breaks", "status", "code", "message", "log_message"), FAILURES[3:])
+@pytest.mark.parametrize("failure", NOT_FINISHED, indirect=True)
 def test_a_call_that_did_not_finish_runs_again_on_the_retry(
+    failure: Failure,
+    idempotency_table: str,  # after `failure`'s median_aws, which empties moto
     median_aws: MedianAWS,
-    idempotency_table: str,  # after median_aws, which empties moto
     fault_relay: FaultRelay,
     monkeypatch: pytest.MonkeyPatch,
     runs: list[str],
     client: MedianTestClient,
-    tool_name: str,
-    breaks: Callable[[MedianAWS, FaultRelay, pytest.MonkeyPatch], None],
-    status: int,
-    code: str,
-    message: str,
-    log_message: str,
 ) -> None:
     # GIVEN a call, through the idempotency table, whose tool overran, or did not run for want of its secret
-    breaks(median_aws, fault_relay, monkeypatch)
-    assert _call(client, tool_name).status == status
+    assert _call(client, failure.tool).status == failure.status
     # WHEN what it lacked is back (the secret readable, the network well) and Median retries the same callId
     fault_relay.fail(Fault.NONE)
     monkeypatch.delenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", raising=False)
-    if breaks is _secret_missing:
+    if failure.breaks is _secret_missing:
         median_aws.create_secret(SECRET_NAME, TOKEN)
     _forget_the_failed_read()
-    answer = _call(client, tool_name)
-    # THEN the tool runs again and answers, rather than the retry getting the failure back
+    answer = _call(client, failure.tool)
+    # THEN the tool runs and answers, rather than the retry getting the failure back
     assert answer.status == 200, answer.body
-    assert answer.body["output"] == ({"refunded": True} if tool_name == "overrunOnce" else {"tokenLength": len(TOKEN)})
-    assert runs == [tool_name] * (2 if tool_name == "overrunOnce" else 1)
+    assert answer.body["output"] == failure.output_on_retry
+    assert runs == [failure.tool] * (1 + failure.ran_before_failing)
 
 
 def test_a_tool_that_did_its_work_but_returned_no_json_is_not_run_again_on_a_retry(
@@ -434,8 +454,6 @@ def test_a_refusal_is_posts_error_and_nothing_else(
 
 
 class Pickup(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
     pickup_at: datetime.datetime = Field(alias="pickupAt")
     fee: decimal.Decimal
 
@@ -447,7 +465,7 @@ def test_a_model_a_tool_returns_is_sent_as_json_by_its_aliases(
     @tool(risk="low", name="nextPickup")
     def next_pickup(args: Note) -> Pickup:
         """When the next pickup is, and what it costs."""
-        return Pickup(pickup_at=datetime.datetime(2026, 12, 3, 9, 30, tzinfo=datetime.UTC), fee=decimal.Decimal("4.50"))
+        return Pickup(pickupAt=datetime.datetime(2026, 12, 3, 9, 30, tzinfo=datetime.UTC), fee=decimal.Decimal("4.50"))
 
     # WHEN it is called
     answer = client.call("nextPickup", {})
