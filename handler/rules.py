@@ -1,6 +1,7 @@
-"""Median's sync rules, where your tools' tests import them (tests/tools/test_orders.py).
+"""Median's sync rules, where your tools' tests import them: `from handler.rules import check_manifest`.
 
-The rules live in handler/manifest/rules.py, beside the manifest they check.
+The rules live in handler/manifest/rules.py, beside the manifest they check; this name is part of
+the public API, as `handler` and `handler.testing` are, so a tool's tests never reach into a room.
 """
 
 from __future__ import annotations

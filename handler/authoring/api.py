@@ -11,6 +11,7 @@ writes each fact once:
 from __future__ import annotations
 
 import inspect
+import sys
 import time
 import typing
 from dataclasses import dataclass, field
@@ -171,8 +172,11 @@ class _Parameters(typing.NamedTuple):
 
 def _parameters(function: Callable[..., Any]) -> _Parameters:
     """The tool's parameters, sorted by what fills them — or a ToolDefinitionError that says what to fix."""
-    from handler.authoring.dependencies import Dependency, Parameter, Secret
-    from handler.authoring.settings import Settings
+    # Only a module that imported Settings, Secret or Parameter can declare one, so theirs are
+    # looked up, not imported: a cold POST whose tools take none never loads settings.toml's
+    # reader (tomllib, pathlib; ~9 ms of a cold POST here, 2.5% of the boto3 floor).
+    settings = sys.modules.get("handler.authoring.settings")
+    dependencies_module = sys.modules.get("handler.authoring.dependencies")
 
     def refused(problem: str) -> ToolDefinitionError:
         return ToolDefinitionError(_declared_at(function), f"{_named(function)}: {problem}")
@@ -190,17 +194,17 @@ def _parameters(function: Callable[..., Any]) -> _Parameters:
     for name, parameter in inspect.signature(function).parameters.items():
         hint = hints.get(name)
         default = parameter.default
-        if default in (Secret, Parameter):
+        if dependencies_module and default in (dependencies_module.Secret, dependencies_module.Parameter):
             raise refused(f'parameter {name!r} = {default.__name__}: call it, as {default.__name__}("name")')
-        if isinstance(default, Dependency):
+        if dependencies_module and isinstance(default, dependencies_module.Dependency):
             problem = default.problem()
             if problem is not None:
                 raise refused(f"parameter {name!r}: {problem}")
             if hint is not str:
                 raise refused(f"parameter {name!r} = {default!r} must be annotated `str`: the value is text")
             dependencies.append((name, default))
-        elif isinstance(hint, type) and issubclass(hint, Settings):
-            if hint is Settings:
+        elif settings and isinstance(hint, type) and issubclass(hint, settings.Settings):
+            if hint is settings.Settings:
                 raise refused(f"parameter {name!r}: annotate it with your own subclass of Settings, not Settings")
             dependencies.append((name, hint))
         elif isinstance(hint, type) and issubclass(hint, BaseModel):
@@ -226,6 +230,8 @@ def _check_dependencies(function: Callable[..., Any], dependencies: tuple[tuple[
 
     `make check` and the build defer this: they hold every stage table against the classes instead.
     """
+    if not dependencies:
+        return
     from handler.authoring.dependencies import Dependency
     from handler.authoring.settings import ConfigurationError, find, reading_deferred, where_to_set
 

@@ -1,4 +1,5 @@
-"""A cold GET: the manifest the build prebuilt, and what a new container must not import to serve it.
+"""A cold GET: the manifest the build prebuilt, and what a new container must not import to serve it
+(and a cold POST: what its tools do not take, it does not import).
 
 Median sends a GET before the agent's first reply in every new conversation, so a cold GET
 stands between a customer and that reply. These tests hold the design that keeps it near the
@@ -90,6 +91,20 @@ def test_a_cold_get_imports_neither_pydantic_nor_the_tools_nor_powertools(
     assert not tool_modules, "GET imported the tool modules: the prebuilt manifest should need none"
     assert "aws_lambda_powertools" not in packages, "GET imported Powertools: its package import costs a cold GET"
     assert "boto3" in packages  # the key came from Secrets Manager, over HTTP
+
+
+def test_a_cold_post_to_tools_that_take_no_settings_never_loads_the_settings_reader(
+    artifact: Path, lambda_env: dict[str, str]
+) -> None:
+    # GIVEN a new container whose tools take no Settings, Secret or Parameter
+    # WHEN it answers its first request, a signed call
+    body = json.dumps({"version": 1, "op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}})
+    started = cold_start(signed_event("POST", body.encode()), artifact, lambda_env)
+    # THEN it answers without importing what reads settings.toml or a tool's secrets
+    assert started.answer.status == 200, started.answer.body
+    assert "tomllib" not in started.modules
+    assert "handler.authoring.settings" not in started.modules
+    assert "handler.authoring.dependencies" not in started.modules
 
 
 def test_a_cold_get_serves_the_prebuilt_file_rather_than_the_tools(tmp_path: Path, lambda_env: dict[str, str]) -> None:
