@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 
@@ -47,7 +48,8 @@ class MedianAWS:
 
 
 def forget_what_a_container_keeps() -> None:
-    """Drop every per-container cache: settings, secrets, parameters, AWS clients, the idempotency table's client.
+    """Drop every per-container cache: settings, secrets, parameters, AWS clients, the idempotency table's
+    client, and the Median key with its client.
 
     A test then sees its own environment, files and AWS, as a fresh container would: a client kept
     from an earlier pytest session in the same process (mutmut runs several) would still point at
@@ -64,3 +66,6 @@ def forget_what_a_container_keeps() -> None:
     forget_tool_clients()
     forget_idempotency_clients()
     forget_settings()
+    entry_point = sys.modules.get("handler.app")
+    if entry_point is not None:  # not imported for this alone: a test that never called the handler has no key
+        entry_point.key_source.forget()
