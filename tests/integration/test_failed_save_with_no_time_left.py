@@ -89,3 +89,26 @@ def test_a_save_that_fails_twice_with_time_left_names_the_invocations_end_as_the
     [unrecorded] = [r for r in logs.records() if r["message"].startswith("The answer is not recorded")]
     lapses_at = datetime.datetime.strptime(unrecorded["lapses_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
     assert called_at + 20 <= lapses_at.timestamp() <= called_at + 30
+
+
+def test_a_save_lost_with_under_a_second_left_is_still_tried_again(
+    client: MedianTestClient, scratch: ScratchTools, relay: FaultRelay, logs: LogCapture
+) -> None:
+    # GIVEN a tool that leaves a little over half a second of its time, after which the table refuses one request
+    @tool(risk="high", name="refundNearTheEnd")
+    def refund_near_the_end(args: NoteInput, ctx: ToolContext) -> dict[str, object]:
+        """Refund, leaving a moment for the answer's save."""
+        remaining = ctx.remaining_seconds()
+        assert remaining is not None
+        time.sleep(max(0.0, remaining - 0.6))
+        relay.answer_with_error("ThrottlingException", "Rate exceeded", times=1)
+        return {"refunded": args.note}
+
+    # WHEN it is called, and the answer's first save is refused at once
+    event = signed_event("POST", call_body("refundNearTheEnd", {"note": "r"}, callId="call_near"), key=client.key)
+    answer = client.send(event, FakeLambdaContext(timeout_seconds=LAMBDA_SECONDS))
+    # THEN the time still there is used for a second save, which lands: a retry will get this answer
+    assert answer.status == 200
+    [saved] = [r for r in logs.records() if r["message"] == "The answer was recorded on a second try"]
+    assert (saved["call_id"], saved["tool"]) == ("call_near", "refundNearTheEnd")
+    assert not [r for r in logs.records() if r["message"].startswith("The answer is not recorded")]
