@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, model_validator
 from handler import Secret, tool
 from handler.calls.dispatch import STORE_CALL_SECONDS, handle_post
 from handler.calls.idempotency import table_name
-from handler.protocol import MAX_RESPONSE_BYTES
+from handler.protocol import MAX_RESPONSE_BYTES, TOOL_TIME_MARGIN_SECONDS
 from handler.testing import TEST_KEY, FakeLambdaContext, call_body, dev_key, signed_event
 from tests.conftest import BOTH
 from tests.fault_relay import Fault
@@ -498,4 +498,28 @@ def test_a_tools_duration_is_recorded_in_milliseconds(
         metric for metric in emf["_aws"]["CloudWatchMetrics"][0]["Metrics"] if metric["Name"] == "ToolDuration"
     ]
     assert duration["Unit"] == "Milliseconds"
-    assert emf["ToolDuration"][0] >= 50
+    assert 50 <= emf["ToolDuration"][0] < 60_000  # and well under the minute the call did not take
+
+
+def test_a_call_with_too_little_time_left_for_the_table_is_a_504_before_the_tool_and_says_how_short(
+    idempotency_table: str, runs: list[str], client: MedianTestClient, logs: LogCapture
+) -> None:
+    # GIVEN a call through the idempotency table, in a Lambda whose time left is less than the table's two requests need
+    body = call_body("crashNow", {}, callId="call_short")
+    context = FakeLambdaContext(timeout_seconds=TOOL_TIME_MARGIN_SECONDS + STORE_CALL_SECONDS)
+    # WHEN it arrives
+    answer = client.send(signed_event("POST", body, key=client.key), context)
+    # THEN 504 says the tool did not run, to retry, and what to raise if it persists; the tool never ran
+    reference = _reference_in(answer.body["error"]["message"])
+    assert answer.status == 504
+    assert answer.body["error"] == {
+        "code": "timeout",
+        "message": "This function had too little time left to run the tool safely, so the tool did not run; retry. "
+        f"If this persists, raise the function's timeout. Reference {reference}.",
+    }
+    assert runs == []
+    # AND the log line names the call, the tool, and by how much time it was short: more than the table's request
+    [record] = [record for record in logs.records() if record["level"] == "ERROR"]
+    assert record["message"] == "Too little time left to run a call safely; answering 504, the tool did not run"
+    assert (record["call_id"], record["tool"]) == ("call_short", "crashNow")
+    assert STORE_CALL_SECONDS <= record["seconds_short"] < STORE_CALL_SECONDS + 1
