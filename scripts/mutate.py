@@ -51,7 +51,6 @@ GUARDS: dict[str, list[str]] = {
         "tests/unit/test_whole_numbers.py",
         # A whole float keeps its literal through copy, deepcopy and pickle, as Powertools copies it.
         "tests/unit/test_call_identity.py",
-        "tests/integration/test_idempotency_record_lifetime.py",
     ],
     "rules": [
         "tests/unit/test_rules.py",
@@ -108,6 +107,7 @@ GUARDS: dict[str, list[str]] = {
         "tests/unit/test_idempotency_off_is_said.py",
         # Which calls are one call: the identity a retry must match.
         "tests/unit/test_call_identity.py",
+        "tests/integration/test_idempotency_record_lifetime.py",
     ],
 }
 
