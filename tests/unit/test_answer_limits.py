@@ -15,7 +15,13 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from handler import ToolError, tool
-from handler.protocol import MAX_BODY_BYTES, MAX_INPUT_ERROR_DETAILS, MAX_RESPONSE_BYTES, PROTOCOL_VERSION
+from handler.protocol import (
+    MAX_BODY_BYTES,
+    MAX_INPUT_ERROR_DETAILS,
+    MAX_RESPONSE_BYTES,
+    PROTOCOL_VERSION,
+    TOOL_TIME_MARGIN_SECONDS,
+)
 from handler.testing import FakeLambdaContext, signed_event
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
@@ -234,7 +240,8 @@ def test_an_input_that_takes_too_long_to_validate_is_a_504_before_the_deadline(
         return {"code": args.code}
 
     context = FakeLambdaContext(timeout_seconds=3.0)
-    body = json.dumps({"version": 1, "op": "call", "tool": "checkCode", "input": {"code": "a" * 40 + "!"}})
+    call = {"version": 1, "op": "call", "callId": "call_slow", "tool": "checkCode", "input": {"code": "a" * 40 + "!"}}
+    body = json.dumps(call)
     # WHEN it is called in a function with three seconds
     answer = client.send(signed_event("POST", body.encode()), context)
     # THEN the answer is a 504 that says the tool did not run, given while the function still had time
@@ -246,3 +253,10 @@ def test_an_input_that_takes_too_long_to_validate_is_a_504_before_the_deadline(
     # AND the log names the tool, never the input
     assert any(record.get("tool") == "checkCode" for record in logs.records())
     assert "a" * 40 not in logs.text()
+    # AND its line says what ran out, with the call and the seconds validation had, to the millisecond
+    [record] = [record for record in logs.records() if record["level"] == "ERROR"]
+    what_ran_out = "Validating the input took longer than the time left; answering 504, the tool did not run"
+    assert record["message"] == what_ran_out
+    assert (record["call_id"], record["tool"]) == ("call_slow", "checkCode")
+    assert 0 < record["seconds"] <= 3.0 - TOOL_TIME_MARGIN_SECONDS
+    assert record["seconds"] == round(record["seconds"], 3)
