@@ -227,6 +227,13 @@ def test_an_extension_that_refuses_the_token_falls_back_to_boto3(
     assert answer.status == 200
     assert container.boto3_reads() == 1
     assert fallback_causes(logs) == ["it answered HTTP 403"]
+    # AND its line says what was done instead, and that it is said once per cause: more would be no news
+    [line] = [record for record in logs.records() if record.get("cause") == "it answered HTTP 403"]
+    assert line["level"] == "WARNING"
+    assert line["message"] == (
+        "The Parameters and Secrets Extension gave no secret; reading the Median key through boto3 instead "
+        "(logged once per container for each cause)"
+    )
 
 
 def test_a_missing_secret_through_the_extension_falls_back_and_is_no_key(
