@@ -523,3 +523,4 @@ def test_a_call_with_too_little_time_left_for_the_table_is_a_504_before_the_tool
     assert record["message"] == "Too little time left to run a call safely; answering 504, the tool did not run"
     assert (record["call_id"], record["tool"]) == ("call_short", "crashNow")
     assert STORE_CALL_SECONDS <= record["seconds_short"] < STORE_CALL_SECONDS + 1
+    assert record["seconds_short"] == round(record["seconds_short"], 3)  # to the millisecond, as logged

@@ -247,7 +247,13 @@ def test_an_input_that_takes_too_long_to_validate_is_a_504_before_the_deadline(
     # THEN the answer is a 504 that says the tool did not run, given while the function still had time
     assert answer.status == 504
     assert answer.body["error"]["code"] == "timeout"
-    assert "the tool did not run" in answer.body["error"]["message"]
+    message = answer.body["error"]["message"]
+    reference = message.rpartition("Reference ")[2].rstrip(".")
+    assert message == (
+        "Checking the input against the tool's schema took longer than the time this function had left, so the "
+        f"tool did not run. Reference {reference}."
+    )
+    assert reference
     assert context.get_remaining_time_in_millis() > 0
     assert scratch.runs["checkCode"] == 0
     # AND the log names the tool, never the input
