@@ -16,7 +16,7 @@ import pytest
 from handler import ToolContext, tool
 from handler.calls import idempotency
 from handler.calls.dispatch import STORE_CALL_SECONDS
-from handler.protocol import TOOL_TIME_MARGIN_SECONDS
+from handler.protocol import IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES, TOOL_TIME_MARGIN_SECONDS
 from handler.testing import FakeLambdaContext, call_body, signed_event
 from tests.fault_relay import Fault
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
@@ -112,3 +112,34 @@ def test_a_save_lost_with_under_a_second_left_is_still_tried_again(
     [saved] = [r for r in logs.records() if r["message"] == "The answer was recorded on a second try"]
     assert (saved["call_id"], saved["tool"]) == ("call_near", "refundNearTheEnd")
     assert not [r for r in logs.records() if r["message"].startswith("The answer is not recorded")]
+
+
+def test_an_answer_too_large_to_record_whose_save_is_refused_is_recorded_on_the_second_try_as_a_500(
+    client: MedianTestClient, scratch: ScratchTools, relay: FaultRelay, logs: LogCapture
+) -> None:
+    # GIVEN a tool whose answer is over what a record keeps, after which the table refuses one request
+    @tool(risk="high", name="exportThenThrottled")
+    def export_then_throttled(args: NoteInput) -> dict[str, object]:
+        """Export, while the table throttles the answer's first save."""
+        scratch.runs["exportThenThrottled"] += 1
+        relay.answer_with_error("ThrottlingException", "Rate exceeded", times=1)
+        return {"export": "x" * IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES}
+
+    event = signed_event("POST", call_body("exportThenThrottled", {"note": "r"}, callId="call_big"), key=client.key)
+    context = FakeLambdaContext(timeout_seconds=30)
+    # WHEN it is called, its answer's first save is refused, and Median retries the callId
+    first = client.send(event, context)
+    retry = client.call("exportThenThrottled", {"note": "r"}, callId="call_big")
+    # THEN the first call got its answer; the second save kept what a record can: the 500 that says the call ran,
+    # and the tool did not run again
+    assert first.status == 200
+    assert [r["message"] for r in logs.records() if "second try" in r["message"]] == [
+        "The answer was recorded on a second try"
+    ]
+    assert retry.status == 500
+    assert retry.body["error"]["message"] == (
+        f"This call already ran, but its answer was over the {IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES:,} bytes kept "
+        "for a retry, so it cannot be sent again; the tool will not run again for this callId. "
+        f"Reference {context.aws_request_id}."
+    )
+    assert scratch.runs["exportThenThrottled"] == 1

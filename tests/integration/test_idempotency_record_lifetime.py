@@ -79,3 +79,21 @@ def test_an_in_progress_record_lapses_when_the_invocation_would_time_out(
     [mark] = seen
     assert mark["status"]["S"] == "INPROGRESS"
     assert before_ms + 29_000 <= int(mark["in_progress_expiration"]["N"]) <= after_ms + 30_000
+
+
+def test_a_changed_expiry_applies_to_the_next_call_in_the_same_process(
+    idempotency_table: str, clean_env: pytest.MonkeyPatch, scratch: ScratchTools
+) -> None:
+    # GIVEN a call recorded under a two-hour expiry
+    clean_env.setenv("IDEMPOTENCY_EXPIRY_SECONDS", "7200")
+    client = MedianTestClient()
+    assert client.call("countRuns", {"note": "refund"}, callId="call_two_hours").status == 200
+    # WHEN the setting changes to a minute within the process, as a test's monkeypatch does, and another call runs
+    clean_env.setenv("IDEMPOTENCY_EXPIRY_SECONDS", "60")
+    before = int(time.time())
+    assert client.call("countRuns", {"note": "refund"}, callId="call_one_minute").status == 200
+    after = int(time.time())
+    # THEN the new call's record is kept for the minute now set, not the two hours Powertools was first given
+    items = boto3.client("dynamodb").scan(TableName=idempotency_table)["Items"]
+    [one_minute] = [int(item["expiration"]["N"]) for item in items if int(item["expiration"]["N"]) < before + 3600]
+    assert before + 60 <= one_minute <= after + 60
