@@ -165,6 +165,7 @@ class Tally:
     survived: list[str] = field(default_factory=list)
     equivalent: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
+    unused: list[str] = field(default_factory=list)  # entries whose mutant no longer survives, or no longer exists
     unchecked: int = 0  # a run stopped before its end leaves mutants mutmut has not tried
 
     @property
@@ -285,6 +286,10 @@ def measure(module: str, equivalents: dict[str, Equivalent], *, run: bool = True
                 continue
             tally.stale.append(name)
         tally.survived.append(f"{name} ({status})")
+    if not tally.unchecked:  # an untried mutant's entry is not yet known to be unused
+        namespace = SOURCES[module].removesuffix(".py").replace("/", ".") + "."
+        judged = {*tally.equivalent, *tally.stale}
+        tally.unused = [name for name in equivalents if name.startswith(namespace) and name not in judged]
     return tally
 
 
@@ -340,6 +345,9 @@ def main() -> int:
         if tally.stale:
             report += f"\nStale entries in {EQUIVALENTS.name} (the line changed; judge them again):\n"
             report += "".join(f"  {name}\n" for name in tally.stale)
+        if tally.unused:
+            report += f"\nUnused entries in {EQUIVALENTS.name} (killed now, or gone from the code; remove them):\n"
+            report += "".join(f"  {name}\n" for name in tally.unused)
     WORK.mkdir(exist_ok=True)
     (WORK / "table.md").write_text(report, encoding="utf-8")
     print(report)
