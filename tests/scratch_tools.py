@@ -82,7 +82,9 @@ def register_scratch_tools() -> ScratchTools:
 
     @tool(risk="low", name="remainingTime")
     def remaining_time(args: NoteInput, ctx: ToolContext) -> dict[str, object]:
-        """Say how many seconds the tool has left."""
-        return {"remaining": ctx.remaining_seconds()}
+        """Say how many seconds the tool has left, and, a moment after, how many Lambda says the function has."""
+        remaining = ctx.remaining_seconds()
+        clock = getattr(ctx.lambda_context, "get_remaining_time_in_millis", None)
+        return {"remaining": remaining, "lambdaRemaining": None if clock is None else clock() / 1000}
 
     return state
