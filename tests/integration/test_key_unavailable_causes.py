@@ -104,6 +104,17 @@ def test_a_missing_secret_names_aws_s_error(
     )
 
 
+def test_an_error_from_outside_botocore_is_named_by_its_type_alone(
+    clean_env: pytest.MonkeyPatch, container: SteppedClock, logs: LogCapture
+) -> None:
+    # GIVEN an endpoint for Secrets Manager that is no URL: boto3 refuses it with a ValueError of Python's own
+    clean_env.setenv(KEY_SECRET_ENV, "median/key")
+    clean_env.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", "not a url")
+    # WHEN a signed request arrives
+    # THEN the cause names the error's type, and not its text, which only botocore's own errors are vetted to hold
+    assert no_key_cause(logs) == "reading the secret failed: ValueError"
+
+
 def test_a_deployed_function_without_a_secret_says_the_dev_key_is_never_read_there(
     clean_env: pytest.MonkeyPatch, container: SteppedClock, logs: LogCapture
 ) -> None:
