@@ -328,49 +328,55 @@ def test_a_secret_read_that_outlasts_the_call_is_a_504_and_the_tool_never_ran(
     assert runs == []
 
 
-def test_a_call_soon_after_a_read_that_did_not_finish_says_so_and_when_it_is_read_again(
-    median_aws: MedianAWS,
-    fault_relay: FaultRelay,
-    monkeypatch: pytest.MonkeyPatch,
-    runs: list[str],
-    client: MedianTestClient,
-    logs: LogCapture,
-) -> None:
-    # GIVEN a call whose secret read was cut short by its deadline (Secrets Manager stalled), on a stepped clock
+@pytest.fixture
+def secret_behind_relay(
+    median_aws: MedianAWS, fault_relay: FaultRelay, monkeypatch: pytest.MonkeyPatch, runs: list[str]
+) -> SteppedClock:
+    """The token tool's secret, read through the fault relay, kept by a clock the test steps."""
     clock = SteppedClock()
     monkeypatch.setattr(tool_secrets.stores, "clock", clock)
     median_aws.create_secret(SECRET_NAME, TOKEN)
     monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", fault_relay.endpoint)
-    fault_relay.fail(Fault.STALL)
     register_token_tool(Secret(SECRET_NAME), runs)
+    return clock
+
+
+def _cause_the_tool_did_not_run_for(logs: LogCapture) -> str:
+    did_not_run = "Tool parcelStatus did not run: what it takes could not be read"
+    [record] = [r for r in logs.records() if r["message"] == did_not_run]
+    cause: str = record["cause"]
+    return cause
+
+
+def test_a_call_soon_after_a_read_that_did_not_finish_says_so_and_when_it_is_read_again(
+    secret_behind_relay: SteppedClock,
+    fault_relay: FaultRelay,
+    runs: list[str],
+    client: MedianTestClient,
+    logs: LogCapture,
+) -> None:
+    # GIVEN a call whose secret read was cut short by its deadline (Secrets Manager stalled)
+    fault_relay.fail(Fault.STALL)
     assert _call_within(client, "parcelStatus", seconds=1).status == 504
     # WHEN the next call comes within the refresh floor, while that read still waits on the wire
     answer = client.call("parcelStatus", {})
     # THEN it is a 500, the tool never ran, and the log gives the cause an operator can act on: when it is read again
     assert answer.status == 500
     assert runs == []
-    did_not_run = "Tool parcelStatus did not run: what it takes could not be read"
-    [record] = [r for r in logs.records() if r["message"] == did_not_run]
     floor = f"{tool_secrets.MIN_REFRESH_SECONDS:g}"
-    assert record["cause"] == f"its last read did not finish; it is read again {floor} s after"
+    assert _cause_the_tool_did_not_run_for(logs) == f"its last read did not finish; it is read again {floor} s after"
 
 
 def test_a_value_past_its_stale_bound_is_refused_as_too_old_when_no_read_since_has_finished(
-    median_aws: MedianAWS,
+    secret_behind_relay: SteppedClock,
     fault_relay: FaultRelay,
-    monkeypatch: pytest.MonkeyPatch,
     runs: list[str],
     client: MedianTestClient,
     logs: LogCapture,
 ) -> None:
     # GIVEN a secret read once, then, past its lifetime and the stale bound, a read cut short by a stalled network
-    clock = SteppedClock()
-    monkeypatch.setattr(tool_secrets.stores, "clock", clock)
-    median_aws.create_secret(SECRET_NAME, TOKEN)
-    monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", fault_relay.endpoint)
-    register_token_tool(Secret(SECRET_NAME), runs)
     assert client.call("parcelStatus", {}).status == 200
-    clock.advance(tool_secrets.DEFAULT_CACHE_SECONDS + tool_secrets.STALE_IF_ERROR_SECONDS)
+    secret_behind_relay.advance(tool_secrets.DEFAULT_CACHE_SECONDS + tool_secrets.STALE_IF_ERROR_SECONDS)
     fault_relay.fail(Fault.STALL)
     assert _call_within(client, "parcelStatus", seconds=1).status == 504
     # WHEN the next call comes within the refresh floor
@@ -378,9 +384,9 @@ def test_a_value_past_its_stale_bound_is_refused_as_too_old_when_no_read_since_h
     # THEN the value read before is not used, and the log says it is too old and could not be read since
     assert answer.status == 500
     assert runs == [TOKEN]
-    did_not_run = "Tool parcelStatus did not run: what it takes could not be read"
-    [record] = [r for r in logs.records() if r["message"] == did_not_run]
-    assert record["cause"] == "the value read before is too old, and it could not be read again since"
+    assert _cause_the_tool_did_not_run_for(logs) == (
+        "the value read before is too old, and it could not be read again since"
+    )
 
 
 def _call_within(client: MedianTestClient, tool_name: str, seconds: float) -> TestAnswer:
