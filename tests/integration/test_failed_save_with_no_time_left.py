@@ -143,3 +143,25 @@ def test_an_answer_too_large_to_record_whose_save_is_refused_is_recorded_on_the_
         f"Reference {context.aws_request_id}."
     )
     assert scratch.runs["exportThenThrottled"] == 1
+
+
+def test_a_save_that_cannot_reach_the_table_twice_is_logged_by_its_type_and_the_answer_sent(
+    client: MedianTestClient, scratch: ScratchTools, relay: FaultRelay, logs: LogCapture
+) -> None:
+    # GIVEN a Lambda with 30 s, and a tool after which nothing listens where the table was
+    @tool(risk="high", name="refundThenUnreachable")
+    def refund_then_unreachable(args: NoteInput) -> dict[str, object]:
+        """Refund, while the table's address stops answering."""
+        relay.close()
+        return {"refunded": args.note}
+
+    event = signed_event("POST", call_body("refundThenUnreachable", {"note": "r"}, callId="call_gone"), key=client.key)
+    # WHEN it is called, and both saves of its answer find the connection refused: no AWS error, no error code
+    answer = client.send(event, FakeLambdaContext(timeout_seconds=30))
+    # THEN the answer is sent, and the log names what failed by its type, with no AWS error code to give
+    assert answer.status == 200
+    assert answer.body["output"] == {"refunded": "r"}
+    [unrecorded] = [r for r in logs.records() if r["message"].startswith("The answer is not recorded")]
+    assert (unrecorded["call_id"], unrecorded["tool"]) == ("call_gone", "refundThenUnreachable")
+    assert unrecorded["error_type"] == unrecorded["cause_type"] == "EndpointConnectionError"
+    assert "aws_error_code" not in unrecorded  # a None field is left out of the line
