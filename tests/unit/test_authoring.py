@@ -13,6 +13,7 @@ from handler.testing import FakeLambdaContext, call_body, signed_event
 if TYPE_CHECKING:
     from handler.authoring.registry import Registry, Tool
     from handler.testing import MedianTestClient
+    from tests.conftest import LogCapture
 
 
 class LookupInput(BaseModel):
@@ -304,6 +305,26 @@ def test_diagnostics_may_take_a_tool_context_or_nothing(scratch_registry: Regist
         # THEN each runs
         assert answer.status == 200, answer.body
         assert answer.body["output"] in ("bare", "call None")
+
+
+def test_diagnostics_that_raise_are_a_500_logged_as_diagnostics_under_the_answers_reference(
+    scratch_registry: Registry, client: MedianTestClient, logs: LogCapture
+) -> None:
+    # GIVEN diagnostics that raise
+    def broken() -> str:
+        raise ConnectionError("the warehouse database is down")
+
+    scratch_registry.diagnostics[:] = []
+    diagnostics(broken)
+    # WHEN Median asks for diagnostics
+    answer = client.diagnostics()
+    # THEN the answer is a 500 with a reference, and the one error line names diagnostics (no tool ran) under it
+    assert answer.status == 500
+    reference = answer.body["error"]["message"].removeprefix("The tool failed on the server; reference ").rstrip(".")
+    [record] = [r for r in logs.records() if r["level"] == "ERROR"]
+    assert record["message"] == "Diagnostics crashed"
+    assert record["reference"] == reference
+    assert record["error_type"] == "ConnectionError"
 
 
 @pytest.mark.parametrize("annotation", [None, "str"], ids=["unannotated", "annotated with str"])

@@ -121,3 +121,16 @@ def test_brackets_inside_strings_do_not_count_as_nesting(client: MedianTestClien
     # THEN it is served: only objects and arrays nest
     assert answer.status == 200, answer.body
     assert answer.body["output"] == {"conversation": {"note": text}}
+
+
+def test_the_shortest_body_nested_one_level_too_deep_is_refused(client: MedianTestClient) -> None:
+    # GIVEN the fewest bytes that nest past the limit: the body's object, one member, and arrays inside it
+    body = ('{"":' + "[" * MAX_NESTING_DEPTH + "]" * MAX_NESTING_DEPTH + "}").encode()
+    assert len(body) == 2 * (MAX_NESTING_DEPTH + 1) + 3
+    # WHEN it arrives
+    answer = client.send(signed_event("POST", body))
+    # THEN it is refused for its depth, before anything reads its members: no byte count lets it past
+    assert answer.status == 400
+    assert answer.body["error"]["message"] == (
+        f"The body is not JSON this endpoint accepts: it nests objects and arrays more than {MAX_NESTING_DEPTH} deep."
+    )
