@@ -147,6 +147,18 @@ def flush_metrics() -> None:
         _metrics.clear_metrics()
 
 
+def forget_unflushed_metrics() -> None:
+    """Drop the metrics recorded since the last flush: a fresh container has none (handler.testing's reset).
+
+    A call made below the entry point (dispatch's handle_post, in a test) records its metrics and
+    never flushes them; without this, the next invocation's EMF line would count them as its own.
+    """
+    global _unflushed
+    _unflushed = False
+    if _metrics is not None:
+        _metrics.clear_metrics()
+
+
 def __getattr__(name: str) -> Any:
     # `observability.logger`, created at its first use; afterwards a plain module attribute.
     if name == "logger":

@@ -15,7 +15,7 @@ import pytest
 
 from handler.protocol import SIGNATURE_HEADER, TOOL_TIME_MARGIN_SECONDS
 from handler.runtime import observability
-from handler.testing import FakeLambdaContext, call_body, http_event, signed_event
+from handler.testing import FakeLambdaContext, call_body, forget_what_a_container_keeps, http_event, signed_event
 
 if TYPE_CHECKING:
     from handler.testing import MedianTestClient
@@ -150,6 +150,21 @@ def test_the_emf_line_is_the_one_powertools_own_flush_prints(logs: LogCapture) -
     assert timestamp.sub("", handler_line) == timestamp.sub("", powertools_line)
     # AND nothing recorded is left over for the next invocation
     assert metrics.metric_set == {}
+
+
+def test_a_fresh_test_container_flushes_only_its_own_metrics(
+    client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a run recorded below the entry point, as a test calling dispatch directly leaves it: never flushed
+    observability.record_tool_run("ticketStatus", "ToolErrors", 12.5)
+    # WHEN the container is forgotten, as handler.testing does between tests, and a tool is then called
+    forget_what_a_container_keeps()
+    client.call("countRunsFresh", {})
+    # THEN the invocation's EMF line counts its own call alone
+    (emf,) = emf_lines(logs.lines())
+    assert emf["tool"] == "countRunsFresh"
+    assert emf["ToolCalls"] == [1.0]
+    assert "ToolErrors" not in emf
 
 
 @pytest.mark.parametrize("switch", [{"POWERTOOLS_METRICS_DISABLED": "true"}, {"POWERTOOLS_DEV": "true"}])
