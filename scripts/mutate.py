@@ -71,8 +71,9 @@ GUARDS: dict[str, list[str]] = {
         "tests/integration/test_key_kept_and_refused_log.py",
         # KeptReads as the tools' own secrets meet it: the cache, a read cut short, a value too old.
         "tests/integration/test_tools_own_systems.py",
-        # The same, on a KeptReads built in the test: the tools' own is built at import, before
-        # mutmut's worker picks its mutant, so only a store built later shows a mutated __init__.
+        # The same, on a KeptReads built in the test: the tools' own is built at import, before any
+        # test, so mutmut (which tries a mutant on the tests that called its function) tries none
+        # on a mutated __init__ through it.
         "tests/unit/test_kept_reads.py",
     ],
     "deadline": [
