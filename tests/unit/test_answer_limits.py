@@ -247,13 +247,10 @@ def test_an_input_that_takes_too_long_to_validate_is_a_504_before_the_deadline(
     # THEN the answer is a 504 that says the tool did not run, given while the function still had time
     assert answer.status == 504
     assert answer.body["error"]["code"] == "timeout"
-    message = answer.body["error"]["message"]
-    reference = message.rpartition("Reference ")[2].rstrip(".")
-    assert message == (
+    assert answer.body["error"]["message"] == (
         "Checking the input against the tool's schema took longer than the time this function had left, so the "
-        f"tool did not run. Reference {reference}."
+        f"tool did not run. Reference {context.aws_request_id}."
     )
-    assert reference
     assert context.get_remaining_time_in_millis() > 0
     assert scratch.runs["checkCode"] == 0
     # AND the log names the tool, never the input
