@@ -5,7 +5,7 @@ to one stack's data read it.
 Powertools reads POWERTOOLS_SERVICE_NAME and POWERTOOLS_METRICS_NAMESPACE once per container, so
 each stage's signals come from a fresh Python process, as each stage's Lambda containers are. It
 serves what every alarm and graph of the handler's own metrics watches: a tool that crashes, one
-that outlasts the time left, and a forged signature.
+that outlasts the time left, a ToolError raised from a cause, and a forged signature.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ client.send(
     FakeLambdaContext(timeout_seconds={TOOL_TIME_MARGIN_SECONDS} + 0.2),
 )
 tools.release.set()
+client.call("declineFromACause", {{"note": "x"}})
 client.send(signed_event("POST", call_body("crashQuotingInput", {{}}), key="mk_not_the_key"))
 """
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -9,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from handler.protocol import TOOL_TIME_MARGIN_SECONDS
 from handler.runtime.observability import Metric
 from handler.testing import FakeLambdaContext, call_body, signed_event
-from tests.logs_insights import parse_patterns
+from tests import scratch_tools
+from tests.logs_insights import parse_patterns, selected
 from tests.support.stage_signals import emf_documents, function_signals_environment, stage_output
 
 if TYPE_CHECKING:
@@ -30,12 +32,13 @@ def query(stack: Stack, name_suffix: str) -> dict[str, Any]:
     return found
 
 
-def test_both_saved_queries_read_the_functions_log_group(stack: Stack) -> None:
+def test_the_saved_queries_read_the_functions_log_group(stack: Stack) -> None:
     # GIVEN the stack's saved queries
     queries = [stack.properties(name) for name in stack.of_type(QUERY)]
-    # THEN there are the two of the runbook, named under the stack, on the function's log group
+    # THEN there are the three of the runbook, named under the stack, on the function's log group
     assert sorted(each["Name"] for each in queries) == [
         f"{stack.parameters['AWS::StackName']}/cold-starts-by-day",
+        f"{stack.parameters['AWS::StackName']}/tool-error-causes",
         f"{stack.parameters['AWS::StackName']}/tool-errors-by-tool",
     ]
     for each in queries:
@@ -87,6 +90,27 @@ def test_the_tool_errors_query_names_the_tool_and_reference_of_each_crash_and_ti
     references = {found["tool"]: record["function_request_id"] for record, found in matched}
     for tool, answer in (("crashQuotingInput", crashed), ("waitForRelease", timed_out)):
         assert references[tool] in answer.body["error"]["message"], tool
+
+
+def test_the_causes_query_names_what_lay_behind_each_tool_error_and_where(
+    stack: Stack, client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a tool that declines with a ToolError raised from a ValueError, and one that declines without a cause
+    declined = client.call("declineFromACause", {"note": "not a number"})
+    client.call("declineWithRunCount", {})
+    assert declined.body["error"] == {"code": "tool_error", "message": "That note is no number."}
+    text = query(stack, "/tool-error-causes")["QueryString"]
+    # WHEN the query's filter and pattern are applied to the handler's log records
+    rows = selected(text, logs.records())
+    # THEN it finds the one with a cause, and names it, its type and the author's line it came through
+    ((row,),) = [rows]
+    assert row["declined"] == "Tool declineFromACause"
+    assert row["cause_type"] == "ValueError"
+    line = inspect.getsourcelines(scratch_tools.register_scratch_tools)[1]
+    source = inspect.getsource(scratch_tools.register_scratch_tools).splitlines()
+    raised_at = line + next(number for number, each in enumerate(source) if "int(args.note)" in each)
+    assert row["cause_origin"] == f"tests/scratch_tools.py:{raised_at}"
+    assert row["function_request_id"] in {record.get("function_request_id") for record in logs.records()}
 
 
 def dashboard(stack: Stack) -> dict[str, Any]:
