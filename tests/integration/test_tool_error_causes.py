@@ -323,3 +323,30 @@ def test_a_tools_answered_from_its_record_logs_its_cause_once(
     assert again.body == first.body
     assert len([record for record in logs.records() if "cause_type" in record]) == 1
     assert re.search(r"declined the call, caused by KeyError at ", logs.text())
+
+
+@pytest.mark.parametrize("configuration", ["as make serve"], indirect=True)
+def test_an_aws_error_botocore_does_not_model_is_named_by_its_code(
+    deployed: None,
+    configuration: str,  # without the table: the relay denies every DynamoDB request, the table's too
+    fault_relay: FaultRelay,
+    monkeypatch: pytest.MonkeyPatch,
+    invoke: Callable[..., TestAnswer],
+    logs: LogCapture,
+) -> None:
+    # GIVEN a tool on the company's own table, which the function's role may not read: DynamoDB's
+    # AccessDeniedException, which botocore raises as a plain ClientError
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", fault_relay.endpoint)
+    fault_relay.answer_with_error("AccessDeniedException", f"User: arn:aws:sts::123456789012:assumed-role/r {DENIAL}")
+    # WHEN it is called
+    answer = invoke(signed_event("POST", call_body("orderLookup", {"note": CUSTOMER})), FakeLambdaContext())
+    # THEN the log names the class and AWS's code, as the runbook shows it, and the operation
+    assert answer.body["error"]["message"] == STORE_DOWN
+    [record] = [record for record in logs.records() if "cause_type" in record]
+    origin = f"tests/integration/{THIS_FILE.name}:{line_of('cause: no table')}"
+    assert (
+        record["message"]
+        == f"Tool orderLookup declined the call, caused by ClientError AccessDeniedException at {origin}"
+    )
+    assert (record["aws_error_code"], record["aws_operation"]) == ("AccessDeniedException", "GetItem")
+    assert DENIAL not in logs.text()
