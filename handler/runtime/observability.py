@@ -80,10 +80,10 @@ INVOCATION_KEYS = ("cold_start", "function_name", "function_memory_size", "funct
 # The latest invocation (None before the first), and whether it is the container's first, as
 # Powertools counts it: an environment initialised for provisioned concurrency has no cold start.
 # inject_lambda_context would wrap the handler in Powertools, which a cold GET must not import,
-# and append the keys on every invocation, which a warm GET, logging nothing, would pay for:
-# lambda_handler marks each invocation's start instead (one call, ~0.15 us), and the keys are
-# appended, with Powertools' append_keys, when the invocation logs its first line. They stay
-# until the next invocation's first line, as inject_lambda_context leaves them.
+# and append the keys on every invocation (6 us around an empty handler, more than a warm GET's
+# whole floor; bench/README.md, "Issue 24"): lambda_handler marks each invocation's start instead
+# (~0.2 us), and the keys are appended, with Powertools' append_keys, when the invocation logs its
+# first line. They stay until the next invocation's first line, as inject_lambda_context leaves them.
 _invocation: LambdaContext | None = None
 _cold_start = False
 _first_invocation_ahead = os.environ.get(INITIALIZATION_TYPE_ENV) != PROVISIONED_INITIALIZATION
