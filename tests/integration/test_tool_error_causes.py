@@ -122,6 +122,11 @@ def register_tools() -> None:
         """Decline with nothing behind it."""
         raise ToolError("No carrier goes by that name.")
 
+    @tool(risk="low", name="noCarrierAsync")
+    async def no_carrier_async(args: Note) -> dict[str, Any]:
+        """Decline with nothing behind it, awaited on the container's loop (which the framework re-raises from)."""
+        raise ToolError("No carrier goes by that name.")
+
     @diagnostics
     def carrier_health() -> dict[str, Any]:
         try:
@@ -192,7 +197,7 @@ CAUSES = {
         "cause: a bug",
     ),
 }
-NO_CAUSE = {"from None": "carrierNameFromNone", "none at all": "noCarrier"}
+NO_CAUSE = {"from None": "carrierNameFromNone", "none at all": "noCarrier", "none, async": "noCarrierAsync"}
 
 
 @pytest.fixture
