@@ -210,6 +210,11 @@ def test_tracing_switched_on_sends_segments_with_the_tool_and_without_customer_d
     # THEN the daemon received the handler's segments and the tool's, annotated with its name
     names = {segment["name"] for segment in segments}
     assert "## lambda_handler" in names
+    # AND the handler's segment names the service POWERTOOLS_SERVICE_NAME says, as Powertools' Tracer does
+    handler_segments = [segment for segment in segments if segment["name"] == "## lambda_handler"]
+    assert {segment["annotations"]["Service"] for segment in handler_segments} == {
+        os.environ["POWERTOOLS_SERVICE_NAME"]
+    }
     tool_segments = [segment for segment in segments if segment["name"] == "## tool ticketStatus"]
     assert [segment["annotations"]["tool"] for segment in tool_segments] == ["ticketStatus"]
     # AND no segment carries the call's input or output
