@@ -269,6 +269,8 @@ def _run(
     except ToolTimedOut:
         return _timed_out(what, ctx)
     except ToolError as declined:
+        # Python's rule for the cause its traceback shows (local_crash.cause_of), read here: a ToolError
+        # with none, a tool's everyday answer, imports nothing more.
         if declined.__cause__ is not None or (declined.__context__ is not None and not declined.__suppress_context__):
             _declined_for_a_cause(what, declined, ctx)
         body = {
