@@ -11,7 +11,6 @@ from __future__ import annotations
 import hmac
 import json
 import os
-import re
 import secrets
 import uuid
 from dataclasses import dataclass, field
@@ -256,14 +255,14 @@ def _call_from_request(body: bytes, port: int) -> Reply:
     return perform(call_body(tool, tool_input, callId=call_id, conversation=CONVERSATION), call_id, port)
 
 
-def _crash_explained(error: object) -> str | None:
-    """The traceback of the crash an internal_error answer names by its reference, if this process printed one."""
+def _explained(error: object, code: str, reference: str) -> str | None:
+    """The traceback this process printed for the call under `reference`, when its answer's error is `code`:
+    a crash's for internal_error, the exception behind the ToolError for tool_error."""
     from handler.authoring.local_crash import explanation
 
-    if not isinstance(error, dict) or error.get("code") != ErrorCode.INTERNAL_ERROR:
+    if not isinstance(error, dict) or error.get("code") != code:
         return None
-    named = re.search(r"[Rr]eference ([\w-]+)", str(error.get("message", "")))
-    return explanation(named.group(1)) if named else None
+    return explanation(reference)
 
 
 def perform(body: bytes, call_id: str | None, port: int) -> Reply:
@@ -271,7 +270,8 @@ def perform(body: bytes, call_id: str | None, port: int) -> Reply:
     key, why_not = signing_key()
     if key is None:
         return _error(503, "no_dev_key", why_not)
-    response, elapsed_ms = invoke(signed_event("POST", body, key=key))
+    reference = str(uuid.uuid4())  # the invocation's request id: what the handler explains a failure under
+    response, elapsed_ms = invoke(signed_event("POST", body, key=key), request_id=reference)
     text = response.get("body", "")
     try:
         answer: Any = json.loads(text)
@@ -285,8 +285,10 @@ def perform(body: bytes, call_id: str | None, port: int) -> Reply:
             "ok": answer.get("ok") if isinstance(answer, dict) else None,
             "errorCode": error.get("code") if isinstance(error, dict) else None,
             "answer": answer,
-            # Why a tool crashed, beside its answer: printed on this machine's terminal too, never sent.
-            "crash": _crash_explained(error),
+            # Why a tool crashed, or what lay behind its ToolError, beside its answer: printed on this
+            # machine's terminal too, never sent.
+            "crash": _explained(error, ErrorCode.INTERNAL_ERROR, reference),
+            "cause": _explained(error, ErrorCode.TOOL_ERROR, reference),
             "elapsedMs": round(elapsed_ms, 2),
             "callId": call_id,
             "request": body.decode("utf-8"),

@@ -16,12 +16,15 @@ FUNCTION_TIMEOUT_SECONDS = 30.0
 one_request_at_a_time = threading.Lock()
 
 
-def invoke(event: dict[str, Any]) -> tuple[dict[str, Any], float]:
-    """The handler's answer to the event, and the milliseconds the handler took."""
+def invoke(event: dict[str, Any], request_id: str | None = None) -> tuple[dict[str, Any], float]:
+    """The handler's answer to the event, and the milliseconds the handler took; under `request_id`, the
+    invocation's reference, when the caller needs it (the inspector, to show why an answer failed)."""
     from handler.app import lambda_handler
 
     with one_request_at_a_time:
         context = FakeLambdaContext(timeout_seconds=FUNCTION_TIMEOUT_SECONDS)
+        if request_id is not None:
+            context.aws_request_id = request_id
         started = time.perf_counter()
         response = lambda_handler(event, context)  # type: ignore[arg-type]  # duck-types LambdaContext
         return response, (time.perf_counter() - started) * 1000

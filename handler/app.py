@@ -17,7 +17,7 @@ from handler.request.events import BadEvent, BodyTooLarge, method_of, read_reque
 from handler.request.responses import error_answer, method_not_allowed, raw_json_answer
 from handler.request.signature import SignatureError, matches, parse_header
 from handler.runtime import observability
-from handler.runtime.observability import flush_metrics, record_rejected_signature, traced_handler
+from handler.runtime.observability import flush_metrics, invocation_started, record_rejected_signature, traced_handler
 from handler.snapstart import register_hooks_under_snapstart
 
 if TYPE_CHECKING:
@@ -153,6 +153,7 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
 
 @traced_handler
 def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
+    invocation_started(context)  # every line it logs carries its request id
     try:
         return _serve(event, context)
     except Exception as error:  # the last line of defence: Median gets JSON, never a Lambda error

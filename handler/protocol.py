@@ -80,6 +80,8 @@ SECRETS_EXTENSION_TOKEN_ENV = "AWS_SESSION_TOKEN"  # noqa: S105 - the variable's
 # are registered only then.
 INITIALIZATION_TYPE_ENV = "AWS_LAMBDA_INITIALIZATION_TYPE"
 SNAPSTART_INITIALIZATION = "snap-start"
+# An environment Lambda initialised ahead of any request: its first invocation is no cold start.
+PROVISIONED_INITIALIZATION = "provisioned-concurrency"
 
 # --- At most once per callId (Powertools Idempotency over DynamoDB) -------------
 # Unset (make serve, tests): idempotency is off and every call runs its tool.
@@ -110,6 +112,10 @@ TOOL_TIME_MARGIN_SECONDS = 0.5
 ASYNC_CANCEL_GRACE_SECONDS = 0.25
 
 # --- Observability ----------------------------------------------------------------
+# Powertools' own variables, read as Powertools reads them: template.yaml sets both to the
+# stack's name, so two stages in one account never share a service or, by default, a namespace.
+SERVICE_NAME_ENV = "POWERTOOLS_SERVICE_NAME"
+SERVICE_NAME = "median-tools"  # when the environment names none (make serve, a script)
 METRICS_NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"
 METRICS_NAMESPACE = "MedianTools"  # when the environment names none (make serve, tests)
 # Tracing is on only where this is set to false (template.yaml: EnableTracing=true).

@@ -144,12 +144,15 @@ def parameter_values(template: dict[str, Any], overrides: dict[str, Any]) -> dic
 CODE_URI = "s3://artifacts/median-tools.zip"
 
 
-def translated(template: dict[str, Any] | None = None, *, code_uri: str = CODE_URI, **overrides: Any) -> Stack:
-    """The template (template.yaml unless given) as SAM translates it for these parameter values (others: defaults)."""
+def translated(
+    template: dict[str, Any] | None = None, *, code_uri: str = CODE_URI, stack_name: str = STACK_NAME, **overrides: Any
+) -> Stack:
+    """The template (template.yaml unless given) as SAM translates it for these parameter values (others:
+    defaults), deployed as the stack `stack_name`."""
     template = load_template() if template is None else template
     parameters = parameter_values(template, overrides)
     output = _translate(template, tuple(sorted(parameters.items())), code_uri)
-    return Stack(copy.deepcopy(output), {**parameters, **PSEUDO_PARAMETERS})
+    return Stack(copy.deepcopy(output), {**parameters, **PSEUDO_PARAMETERS, "AWS::StackName": stack_name})
 
 
 @functools.cache

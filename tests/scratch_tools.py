@@ -56,6 +56,15 @@ def register_scratch_tools() -> ScratchTools:
         state.runs["declineWithRunCount"] += 1
         raise ToolError(f"Declined on run {state.runs['declineWithRunCount']}.")
 
+    @tool(risk="low", name="declineFromACause")
+    def decline_from_a_cause(args: NoteInput) -> dict[str, object]:
+        """Decline with a ToolError raised from the exception behind it, whose message quotes the input."""
+        state.runs["declineFromACause"] += 1
+        try:
+            return {"number": int(args.note)}
+        except ValueError as error:
+            raise ToolError("That note is no number.") from error
+
     @tool(risk="low", name="crashQuotingInput")
     def crash(args: NoteInput) -> dict[str, object]:
         """Crash with an exception whose message quotes the input, as careless code does."""

@@ -1,10 +1,18 @@
-"""A crash explained where its author works: the exception's message and the author's frames, on stderr.
+"""A crash, or the cause behind a ToolError, explained where its author works: the exception's
+message and the author's frames, on stderr.
 
 A tool that raises is answered 500 `internal_error` with a reference, and logged with its type
 and the places it passed, never its message: messages quote customers' input, and a deployed
 function's log is kept. On the author's own machine (`make serve`, `sam local`, the test client
 in pytest) the same crash is printed in full on stderr, the terminal or the test's output, so
 that the reference is not a mystery there. The answer carries the message nowhere.
+
+A tool that declines with `raise ToolError("...") from error` is answered with its own message;
+the exception behind it (an AccessDenied, a botocore parameter error, a bug in the tool) is
+logged by its type and the author's line it came through (`cause_summary`), and printed in full
+off Lambda alike (`explain_cause_locally`). The cause is what Python's own traceback shows above
+the ToolError: its `__cause__`, else the exception it was raised while handling (`__context__`),
+unless the author wrote `from None`.
 """
 
 from __future__ import annotations
@@ -15,10 +23,11 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from handler.runtime.env import running_in_deployed_lambda, shown_path
+from handler.runtime.env import package_directory, running_in_deployed_lambda, shown_path
 
 if TYPE_CHECKING:
     from traceback import FrameSummary
+    from typing import Any
 
 # All of handler/, not only this room: a frame in any of the framework's modules is not the author's.
 _FRAMEWORK = Path(__file__).resolve().parents[1]
@@ -35,15 +44,8 @@ def explain_locally(what: str, reference: str, error: BaseException, *, authors_
     """
     if running_in_deployed_lambda():
         return
-    explained = traceback.TracebackException.from_exception(error)
-    if authors_frames_only:
-        explained.stack = traceback.StackSummary.from_list(_from_the_authors_code(list(explained.stack)))
-    for frame in explained.stack:
-        frame.filename = shown_path(frame.filename)
-    text = "".join(explained.format())
-    _recent[reference] = text
-    while len(_recent) > _KEPT:
-        del _recent[next(iter(_recent))]
+    text = _formatted(error, authors_frames_only=authors_frames_only)
+    _keep(reference, text)
     sys.stderr.write(
         f"{what} crashed; its answer is 500 internal_error, reference {reference}. "
         "Here, not deployed, is why (a deployed function logs only the exception's type and place):\n" + text
@@ -51,9 +53,83 @@ def explain_locally(what: str, reference: str, error: BaseException, *, authors_
     sys.stderr.flush()
 
 
+def explain_cause_locally(what: str, reference: str, declined: BaseException) -> None:
+    """Print the exception behind a ToolError, and the ToolError it became, unless deployed."""
+    if running_in_deployed_lambda():
+        return
+    text = _formatted(declined, authors_frames_only=True)
+    _keep(reference, text)
+    sys.stderr.write(
+        f"{what} declined the call; its answer is its ToolError's message (tool_error), reference {reference}. "
+        "Here, not deployed, is the exception behind it (a deployed function logs only its type and place, "
+        "and the answer never carries it):\n" + text
+    )
+    sys.stderr.flush()
+
+
+def cause_of(declined: BaseException) -> BaseException | None:
+    """The exception behind `declined`, as Python's traceback shows it: raised `from` it, or while handling it."""
+    if declined.__cause__ is not None:
+        return declined.__cause__
+    return None if declined.__suppress_context__ else declined.__context__
+
+
+def cause_summary(declined: BaseException) -> dict[str, Any]:
+    """What a deployed log may say of the cause behind `declined`: its type, the author's line it came
+    through, and for an AWS error its code and operation; never its message, which may quote the input."""
+    cause = cause_of(declined)
+    if cause is None:
+        return {}
+    summary: dict[str, Any] = {
+        "cause_type": type(cause).__name__,
+        # An exception made but never raised has no traceback: the ToolError's line says where it was met.
+        "cause_origin": origin(cause) or origin(declined) or "unknown",
+    }
+    # botocore's ClientError, read by its attributes: its code and operation are AWS's words, never the input.
+    response = getattr(cause, "response", None)
+    error = response.get("Error") if isinstance(response, dict) else None
+    code = error.get("Code") if isinstance(error, dict) else None
+    operation = getattr(cause, "operation_name", None)
+    if isinstance(code, str) and code:
+        summary["aws_error_code"] = code
+    if isinstance(operation, str) and operation:
+        summary["aws_operation"] = operation
+    return summary
+
+
+def origin(error: BaseException) -> str | None:
+    """The author's line `error` came through, as `tools/<file>.py:<line>`: the deepest frame of its traceback
+    in the tools package, else outside the framework, the standard library and installed packages (a tool a
+    test defines); None when it passed through none."""
+    frames = traceback.extract_tb(error.__traceback__)
+    tools = package_directory()
+    in_tools = [frame for frame in frames if tools is not None and Path(frame.filename).is_relative_to(tools)]
+    authors = in_tools or [frame for frame in frames if _written_by_the_author(frame.filename)]
+    return f"{shown_path(authors[-1].filename)}:{authors[-1].lineno}" if authors else None
+
+
+def _formatted(error: BaseException, *, authors_frames_only: bool) -> str:
+    explained = traceback.TracebackException.from_exception(error)
+    link: traceback.TracebackException | None = explained
+    while link is not None:  # each exception of the chain: the cause, then the ToolError it became
+        if authors_frames_only:
+            link.stack = traceback.StackSummary.from_list(_from_the_authors_code(list(link.stack)))
+        for frame in link.stack:
+            frame.filename = shown_path(frame.filename)
+        link = link.__cause__ or (None if link.__suppress_context__ else link.__context__)
+    return "".join(explained.format())
+
+
+def _keep(reference: str, text: str) -> None:
+    _recent[reference] = text
+    while len(_recent) > _KEPT:
+        del _recent[next(iter(_recent))]
+
+
 def explanation(reference: str) -> str | None:
-    """The traceback printed for the crash answered under `reference`, while it is one of the last few: the
-    inspector shows it beside the answer (devserver/inspector.py), which itself never carries it."""
+    """The traceback printed for the crash, or the ToolError's cause, of the call answered under `reference`,
+    while it is one of the last few: the inspector shows it beside the answer (devserver/inspector.py), which
+    itself never carries it."""
     return _recent.get(reference)
 
 
@@ -64,6 +140,11 @@ def _from_the_authors_code(frames: list[FrameSummary]) -> list[FrameSummary]:
         if not _calls_the_tool(frame.filename):
             return frames[index:]
     return []
+
+
+def _written_by_the_author(filename: str) -> bool:
+    path = Path(filename)
+    return not _calls_the_tool(filename) and not {"site-packages", "dist-packages"} & set(path.parts)
 
 
 def _calls_the_tool(filename: str) -> bool:

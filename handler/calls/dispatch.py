@@ -200,6 +200,22 @@ def _crashed(what: str, error: BaseException, ctx: ToolContext, *, returned: boo
     )
 
 
+def _declined_for_a_cause(what: str, declined: ToolError, ctx: ToolContext) -> None:
+    """Log the exception behind a ToolError by its type and the author's line, never its message (it may quote
+    the input), and print it whole off Lambda: the answer is the ToolError's own message, and carries neither."""
+    from handler.authoring.local_crash import cause_summary, explain_cause_locally  # only a cause pays for it
+
+    cause = cause_summary(declined)
+    # botocore names a modelled AWS error's class by its code: the code is said once.
+    code = cause.get("aws_error_code", cause["cause_type"])
+    code = f" {code}" if code != cause["cause_type"] else ""
+    logger.warning(
+        f"{what} declined the call, caused by {cause['cause_type']}{code} at {cause['cause_origin']}",
+        extra={"call_id": ctx.call_id, "reference": ctx.reference, **cause},
+    )
+    explain_cause_locally(what, ctx.reference, declined)
+
+
 def _too_large(what: str, serialized: str, ctx: ToolContext) -> Answer:
     reference = ctx.reference
     logger.error(
@@ -253,6 +269,10 @@ def _run(
     except ToolTimedOut:
         return _timed_out(what, ctx)
     except ToolError as declined:
+        # Python's rule for the cause its traceback shows (local_crash.cause_of), read here: a ToolError
+        # with none, a tool's everyday answer, imports nothing more.
+        if declined.__cause__ is not None or (declined.__context__ is not None and not declined.__suppress_context__):
+            _declined_for_a_cause(what, declined, ctx)
         body = {
             "version": PROTOCOL_VERSION,
             "ok": False,

@@ -1,8 +1,14 @@
 """The Powertools Logger, Metrics and Tracer every module of the handler reports through.
 
-Service name and level come from POWERTOOLS_SERVICE_NAME and POWERTOOLS_LOG_LEVEL (set in
-template.yaml's Globals). Nothing logged, measured or traced here may carry the key, a
-signature or a tool's input or output values: they are customers' data.
+Service name and level come from POWERTOOLS_SERVICE_NAME and POWERTOOLS_LOG_LEVEL, as
+Powertools reads them (template.yaml's Globals set the service to the stack's name): the
+`service` of every log line, of the metrics' dimension and of the traces, and the name of the
+Python logger a tool's own `Logger()` shares. Nothing logged, measured or traced here may
+carry the key, a signature or a tool's input or output values: they are customers' data.
+
+Every line logged during an invocation carries the keys Powertools' `inject_lambda_context`
+puts on it (`function_request_id`, `cold_start`, `function_name`, `function_memory_size`,
+`function_arn`), a tool's own `Logger()` lines included; lines logged before the first carry none.
 
 Metrics (CloudWatch EMF, namespace from POWERTOOLS_METRICS_NAMESPACE), one flush per
 invocation, dimensions `service` and either `tool` or `cause`:
@@ -26,19 +32,33 @@ import sys
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from handler.protocol import METRICS_NAMESPACE, METRICS_NAMESPACE_ENV, TRACE_DISABLED_ENV
+from handler.protocol import (
+    INITIALIZATION_TYPE_ENV,
+    METRICS_NAMESPACE,
+    METRICS_NAMESPACE_ENV,
+    PROVISIONED_INITIALIZATION,
+    SERVICE_NAME,
+    SERVICE_NAME_ENV,
+    TRACE_DISABLED_ENV,
+)
 
 if TYPE_CHECKING:
+    import logging
     from collections.abc import Callable, Iterator
 
     from aws_lambda_powertools import Logger, Metrics, Tracer
     from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
     logger: Logger
 
-SERVICE_NAME = "median-tools"
 Handler = TypeVar("Handler", bound="Callable[..., Any]")
 _created_logger: Logger | None = None
+
+
+def service_name() -> str:
+    """POWERTOOLS_SERVICE_NAME, as Powertools reads it; median-tools where nothing sets it (make serve)."""
+    return os.environ.get(SERVICE_NAME_ENV, "").strip() or SERVICE_NAME
 
 
 def _logger() -> Logger:
@@ -46,9 +66,67 @@ def _logger() -> Logger:
     if _created_logger is None:
         from aws_lambda_powertools import Logger
 
-        _created_logger = Logger(service=SERVICE_NAME)
+        _created_logger = Logger(service=service_name())
+        # On the handler, not the logger: a record a tool's `Logger(child=True)` propagates up
+        # passes the parent's handler and never the parent logger's filters.
+        _created_logger.registered_handler.addFilter(_keyed_for_the_invocation)
         globals()["logger"] = _created_logger  # later reads of `observability.logger` skip __getattr__
     return _created_logger
+
+
+# The keys Powertools' inject_lambda_context appends: its `cold_start`, and its Lambda context fields
+# (aws_lambda_powertools.logging.lambda_context, which it builds them with).
+INVOCATION_KEYS = ("cold_start", "function_name", "function_memory_size", "function_arn", "function_request_id")
+# The latest invocation (None before the first), and whether it is the container's first, as
+# Powertools counts it: an environment initialised for provisioned concurrency has no cold start.
+# inject_lambda_context would wrap the handler in Powertools, which a cold GET must not import,
+# and append the keys on every invocation (6 us around an empty handler, more than a warm GET's
+# whole floor; bench/README.md, "Issue 24"): lambda_handler marks each invocation's start instead
+# (~0.2 us), and the keys are appended, with Powertools' append_keys, when the invocation logs its
+# first line. They stay until the next invocation's first line, as inject_lambda_context leaves them.
+_invocation: LambdaContext | None = None
+_cold_start = False
+_first_invocation_ahead = os.environ.get(INITIALIZATION_TYPE_ENV) != PROVISIONED_INITIALIZATION
+# Bumped at each start: the Logger holds the keys of the invocation numbered `_keyed_at`.
+_invocations = 0
+_keyed_at = 0
+
+
+def invocation_started(context: LambdaContext | None) -> None:
+    """Lines logged from here on carry this invocation's request id and cold-start flag."""
+    global _invocation, _cold_start, _first_invocation_ahead, _invocations
+    _invocation = context
+    _cold_start = _first_invocation_ahead
+    _first_invocation_ahead = False
+    _invocations += 1
+
+
+def forget_invocations() -> None:
+    """Lines carry no invocation's keys, and the next is a cold start: a fresh container's (handler.testing's)."""
+    global _invocation, _first_invocation_ahead, _invocations
+    _invocation = None
+    _first_invocation_ahead = os.environ.get(INITIALIZATION_TYPE_ENV) != PROVISIONED_INITIALIZATION
+    _invocations += 1
+
+
+def _keyed_for_the_invocation(record: logging.LogRecord) -> bool:
+    """A handler filter that lets every record through, with the Logger's keys made the current invocation's."""
+    global _keyed_at
+    if _keyed_at != _invocations:
+        _keyed_at = _invocations
+        _key_lines_with(_logger(), _invocation)
+    return True
+
+
+def _key_lines_with(active: Logger, context: LambdaContext | None) -> None:
+    from aws_lambda_powertools.logging.lambda_context import build_lambda_context_model
+
+    try:
+        fields = vars(build_lambda_context_model(context))
+    except AttributeError:  # before the first invocation (None), or a test's context without Lambda's fields
+        active.remove_keys(INVOCATION_KEYS)
+    else:
+        active.append_keys(cold_start=_cold_start, **fields)
 
 
 class Metric:
@@ -86,7 +164,7 @@ def _get_metrics() -> Metrics:
         _count, _milliseconds = MetricUnit.Count, MetricUnit.Milliseconds
         _emf_on = not is_metrics_disabled()
         namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
-        _metrics = Metrics(namespace=namespace, service=SERVICE_NAME)
+        _metrics = Metrics(namespace=namespace, service=service_name())
     return _metrics
 
 
@@ -172,7 +250,7 @@ def _tracer_if_enabled() -> Tracer | None:
         return None
     from aws_lambda_powertools import Tracer
 
-    return Tracer(service=SERVICE_NAME)
+    return Tracer(service=service_name())
 
 
 tracer = _tracer_if_enabled()

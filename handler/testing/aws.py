@@ -49,7 +49,8 @@ class MedianAWS:
 
 def forget_what_a_container_keeps() -> None:
     """Drop every per-container cache: settings, secrets, parameters, AWS clients, the idempotency table's
-    client, the Median key with its client, and metrics recorded but not yet flushed.
+    client, the Median key with its client, metrics recorded but not yet flushed, and whether the
+    container has served an invocation (its next one logs `cold_start: true`).
 
     A test then sees its own environment, files and AWS, as a fresh container would: a client kept
     from an earlier pytest session in the same process (mutmut runs several) would still point at
@@ -60,7 +61,7 @@ def forget_what_a_container_keeps() -> None:
     from handler.calls.idempotency import forget_clients as forget_idempotency_clients
     from handler.runtime.aws_clients import forget_tool_clients
     from handler.runtime.env import forget_settings
-    from handler.runtime.observability import forget_unflushed_metrics
+    from handler.runtime.observability import forget_invocations, forget_unflushed_metrics
 
     forget_configuration()
     forget_secrets()
@@ -68,6 +69,7 @@ def forget_what_a_container_keeps() -> None:
     forget_idempotency_clients()
     forget_settings()
     forget_unflushed_metrics()
+    forget_invocations()
     entry_point = sys.modules.get("handler.app")
     if entry_point is not None:  # not imported for this alone: a test that never called the handler has no key
         entry_point.key_source.forget()

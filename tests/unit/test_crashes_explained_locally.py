@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pydantic import BaseModel, Field, field_validator
@@ -222,3 +222,68 @@ def test_a_tool_that_declines_prints_nothing(
     # THEN the agent gets the message, and nothing is printed as a crash
     assert answer.body["error"] == {"code": "tool_error", "message": "No such order."}
     assert "crashed" not in capsys.readouterr().err
+
+
+def _declining_tools() -> None:
+    from handler import ToolError
+
+    @tool(risk="low", name="carrierOf")
+    def carrier_of(args: NoteInput) -> dict[str, object]:
+        """Name a parcel's carrier, declining from the lookup's failure."""
+        try:
+            return {"carrier": _find_carrier(args.note)}
+        except KeyError as error:
+            raise ToolError("No carrier goes by that name.") from error
+
+    @tool(risk="low", name="declinesPlainly")
+    def declines_plainly(args: NoteInput) -> dict[str, object]:
+        """Decline with nothing behind it."""
+        raise ToolError("No carrier goes by that name.")
+
+
+def _inspector_call(tool_name: str) -> dict[str, Any]:
+    from devserver.inspector import route
+    from handler.testing import TEST_KEY, dev_key
+
+    headers = {
+        "host": "127.0.0.1:3000",
+        "content-type": "application/json",
+        "origin": "http://127.0.0.1:3000",
+        "x-inspector-token": INSPECTOR_TOKEN,
+    }
+    document = {"tool": tool_name, "input": {"note": CUSTOMER_NOTE}}
+    with dev_key(TEST_KEY):
+        reply = route(
+            "POST", "/_inspector/api/call", headers, json.dumps(document).encode(), port=3000, token=INSPECTOR_TOKEN
+        )
+    view: dict[str, Any] = json.loads(reply.body)
+    return view
+
+
+def test_the_inspector_shows_the_cause_behind_a_tool_error_beside_an_answer_that_does_not_carry_it(
+    scratch_registry: Registry,
+) -> None:
+    # GIVEN the inspector, and a tool that declines with a ToolError raised from a KeyError quoting the input
+    _declining_tools()
+    # WHEN the page calls it
+    view = _inspector_call("carrierOf")
+    # THEN the answer is the ToolError's message, without the KeyError
+    assert (view["status"], view["errorCode"]) == (200, "tool_error")
+    assert view["answer"]["error"]["message"] == "No carrier goes by that name."
+    assert CUSTOMER_NOTE not in json.dumps(view["answer"])
+    # AND beside it, the cause as the terminal printed it: the author's line, its message, then the ToolError
+    cause = view["cause"]
+    assert cause.startswith('Traceback (most recent call last):\n  File "tests/unit/test_crashes_explained_locally.py"')
+    assert f"KeyError: '{CUSTOMER_NOTE}'" in cause
+    assert "The above exception was the direct cause of the following exception:" in cause
+    assert cause.rstrip().endswith("ToolError: No carrier goes by that name.")
+    assert view["crash"] is None
+
+
+def test_the_inspector_shows_no_cause_for_a_tool_error_without_one(scratch_registry: Registry) -> None:
+    # GIVEN the inspector, and a tool that declines with nothing behind it
+    _declining_tools()
+    # WHEN the page calls it
+    view = _inspector_call("declinesPlainly")
+    # THEN the answer stands alone
+    assert (view["errorCode"], view["cause"], view["crash"]) == ("tool_error", None, None)

@@ -16,8 +16,10 @@ import pytest
 from handler.protocol import SIGNATURE_HEADER, TOOL_TIME_MARGIN_SECONDS
 from handler.runtime import observability
 from handler.testing import FakeLambdaContext, call_body, forget_what_a_container_keeps, http_event, signed_event
+from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation at run time
 
 if TYPE_CHECKING:
+    from handler.authoring.registry import Registry
     from handler.testing import MedianTestClient
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
@@ -208,6 +210,11 @@ def test_tracing_switched_on_sends_segments_with_the_tool_and_without_customer_d
     # THEN the daemon received the handler's segments and the tool's, annotated with its name
     names = {segment["name"] for segment in segments}
     assert "## lambda_handler" in names
+    # AND the handler's segment names the service POWERTOOLS_SERVICE_NAME says, as Powertools' Tracer does
+    handler_segments = [segment for segment in segments if segment["name"] == "## lambda_handler"]
+    assert {segment["annotations"]["Service"] for segment in handler_segments} == {
+        os.environ["POWERTOOLS_SERVICE_NAME"]
+    }
     tool_segments = [segment for segment in segments if segment["name"] == "## tool ticketStatus"]
     assert [segment["annotations"]["tool"] for segment in tool_segments] == ["ticketStatus"]
     # AND no segment carries the call's input or output
@@ -231,3 +238,142 @@ def test_idempotency_on_says_nothing_at_start() -> None:
     lines = cold_container({"IDEMPOTENCY_TABLE": "median-idempotency"}, get_only)
     # THEN no notice that it is off
     assert not [line for line in lines if "Idempotency is off" in line]
+
+
+# --- Every line of an invocation carries its request id and cold-start flag -------------------------
+# The keys Powertools' inject_lambda_context puts on every line of an invocation.
+INVOCATION_KEYS = {"cold_start", "function_name", "function_memory_size", "function_arn", "function_request_id"}
+
+
+def test_every_line_of_an_invocation_carries_its_request_id_and_whether_it_was_a_cold_start(
+    client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a fresh container, which logs a line as it starts
+    forget_what_a_container_keeps()
+    observability.logger.info("Before any invocation")
+    # WHEN two invocations log: a crash, then a forged signature
+    first, second = FakeLambdaContext(), FakeLambdaContext(function_name="acme-tools-staging", memory_limit_in_mb=1024)
+    client.send(signed_event("POST", call_body("crashQuotingInput", {"note": "x"})), first)
+    client.send(signed_event("POST", call_body("crashQuotingInput", {}), key="mk_forged"), second)
+    records = logs.records()
+    between, crash, refused = (
+        next(record for record in records if record["message"] == message)
+        for message in ("Before any invocation", "Tool crashQuotingInput crashed", "Signature refused")
+    )
+    # THEN each invocation's line carries its own request id and Lambda context, the first as a cold start
+    assert (crash["function_request_id"], crash["cold_start"]) == (first.aws_request_id, True)
+    assert (refused["function_request_id"], refused["cold_start"]) == (second.aws_request_id, False)
+    assert (refused["function_name"], refused["function_memory_size"]) == ("acme-tools-staging", 1024)
+    assert refused["function_arn"] == second.invoked_function_arn
+    # AND the crash's reference, which its answer names, is that request id
+    assert crash["reference"] == crash["function_request_id"]
+    # AND a line logged before the container's first invocation carries none of them
+    assert not INVOCATION_KEYS & set(between)
+
+
+def test_the_invocation_keys_are_those_powertools_inject_lambda_context_writes(
+    client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a handler decorated with Powertools' own inject_lambda_context, logging through a Logger of its own
+    from aws_lambda_powertools import Logger
+
+    reference = Logger(service="inject-lambda-context-reference")
+    reference.registered_handler.stream = sys.stdout  # type: ignore[attr-defined]
+
+    @reference.inject_lambda_context(clear_state=True)
+    def handler(event: dict[str, Any], context: FakeLambdaContext) -> None:
+        reference.info("Reference line")
+
+    context = FakeLambdaContext()
+    # WHEN it and this endpoint each log a line under one Lambda context
+    handler({}, context)
+    client.send(signed_event("POST", call_body("crashQuotingInput", {"note": "x"})), context)
+    records = logs.records()
+    theirs = next(record for record in records if record["message"] == "Reference line")
+    ours = next(record for record in records if record["message"] == "Tool crashQuotingInput crashed")
+    # THEN both carry the same keys, with the same values from the context (whether cold aside: Powertools
+    # keeps its own count of invocations, and this one ran before)
+    assert {key: theirs[key] for key in INVOCATION_KEYS - {"cold_start"}} == {
+        key: ours[key] for key in INVOCATION_KEYS - {"cold_start"}
+    }
+    assert isinstance(ours["cold_start"], bool)
+
+
+def test_a_tools_own_powertools_logger_lines_carry_the_request_id(
+    client: MedianTestClient, scratch_registry: Registry, logs: LogCapture
+) -> None:
+    # GIVEN a tool that logs through Powertools Loggers of its own, as Powertools users write them:
+    # one named by POWERTOOLS_SERVICE_NAME, and a child of it
+    from aws_lambda_powertools import Logger
+
+    from handler import tool
+
+    own, child = Logger(), Logger(child=True)
+
+    @tool(risk="low", name="logsItsOwn")
+    def logs_its_own(args: NoteInput) -> dict[str, object]:
+        """Log a line, then another through a child Logger."""
+        own.info("Looked the order up")
+        child.info("Asked the carrier")
+        return {}
+
+    # WHEN it is called
+    context = FakeLambdaContext()
+    client.send(signed_event("POST", call_body("logsItsOwn", {})), context)
+    lines = {record["message"]: record for record in logs.records()}
+    # THEN both lines carry the service the handler logs under, and the invocation's request id
+    for message in ("Looked the order up", "Asked the carrier"):
+        assert lines[message]["service"] == observability.service_name() == os.environ["POWERTOOLS_SERVICE_NAME"]
+        assert lines[message]["function_request_id"] == context.aws_request_id
+
+
+SERVICE_CONTAINER = """
+from handler.runtime import observability
+from handler.testing import MedianTestClient
+MedianTestClient().call("ticketStatus", {"ticketNumber": "TCK-1042"})
+MedianTestClient().call("ticketStatus", {"ticketNumber": "TCK-1042"})
+observability.logger.warning("A line of each")
+"""
+
+
+@pytest.mark.parametrize(
+    ("environment", "service"),
+    [({"POWERTOOLS_SERVICE_NAME": "acme-tools-staging"}, "acme-tools-staging"), ({}, "median-tools")],
+)
+def test_powertools_service_name_names_the_logs_metrics_service(environment: dict[str, str], service: str) -> None:
+    # GIVEN a container whose environment names a service, as the template does (the stack's name), or none
+    inherited = {name: value for name, value in os.environ.items() if name != "POWERTOOLS_SERVICE_NAME"}
+    # WHEN it serves calls and logs a line
+    lines = subprocess.run(  # noqa: S603 - our own interpreter, our own code
+        [sys.executable, "-c", SERVICE_CONTAINER],
+        env={**inherited, **environment},
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.splitlines()
+    # THEN every EMF line's service dimension, and every log line's service, is that one
+    documents = [json.loads(line) for line in lines if line.startswith("{")]
+    emf = [document for document in documents if "_aws" in document]
+    assert len(emf) == 2
+    assert {document["service"] for document in documents} == {service}
+    assert all(
+        "service" in dimensions
+        for document in emf
+        for dimensions in document["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
+    )
+
+
+def test_a_provisioned_environments_first_invocation_is_no_cold_start() -> None:
+    # GIVEN a container Lambda initialised for provisioned concurrency, ahead of any request
+    code = """
+from handler.runtime import observability
+from handler.testing import FakeLambdaContext, MedianTestClient, call_body, signed_event
+MedianTestClient().send(signed_event("POST", call_body("ticketStatus", {"ticketNumber": "TCK-0000"}), key="mk_forged"))
+"""
+    # WHEN its first invocation logs
+    lines = cold_container({"AWS_LAMBDA_INITIALIZATION_TYPE": "provisioned-concurrency"}, code)
+    # THEN the line says it was no cold start, as Powertools counts one
+    (refused,) = [json.loads(line) for line in lines if "Signature refused" in line]
+    assert refused["cold_start"] is False

@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from handler.protocol import METRICS_NAMESPACE_ENV, TOOL_TIME_MARGIN_SECONDS
-from handler.runtime import observability
+from handler.protocol import METRICS_NAMESPACE_ENV, SERVICE_NAME_ENV
 from handler.runtime.observability import Metric
-from handler.testing import FakeLambdaContext, call_body, signed_event
 from tests.sam_template import ACCOUNT_ID, Stack, translated
-
-if TYPE_CHECKING:
-    from handler.testing import MedianTestClient
-    from tests.conftest import LogCapture
-    from tests.scratch_tools import ScratchTools
+from tests.support.stage_signals import emf_documents, function_signals_environment, stage_output
 
 ALARM = "AWS::CloudWatch::Alarm"
 # A Metrics Insights query that sums one metric over every series of a schema.
@@ -46,11 +40,6 @@ def alarm_summing(stack: Stack, metric: str) -> dict[str, Any]:
     return alarm
 
 
-def emitted(lines: list[str]) -> list[dict[str, Any]]:
-    """The EMF documents among the handler's stdout lines."""
-    return [document for line in lines if line.startswith("{") and "_aws" in (document := json.loads(line))]
-
-
 def test_every_alarm_pages_the_topic_and_says_what_to_check_first(stack: Stack) -> None:
     # GIVEN the deployed stack's alarms
     found = alarms(stack)
@@ -67,17 +56,11 @@ def test_every_alarm_pages_the_topic_and_says_what_to_check_first(stack: Stack) 
         assert alarm["TreatMissingData"] == "notBreaching", name
 
 
-def test_the_tool_and_signature_alarms_sum_the_series_the_handler_emits(
-    stack: Stack, client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
-) -> None:
-    # GIVEN a tool that crashes, one that runs out of time, and a forged request, served by the handler
-    client.call("crashQuotingInput", {"note": "x"})
-    client.send(
-        signed_event("POST", call_body("waitForRelease", {})),
-        FakeLambdaContext(timeout_seconds=TOOL_TIME_MARGIN_SECONDS + 0.2),
-    )
-    client.send(signed_event("POST", call_body("crashQuotingInput", {}), key="mk_not_the_key"))
-    documents = emitted(logs.lines())
+def test_the_tool_and_signature_alarms_sum_the_series_the_handler_emits(stack: Stack) -> None:
+    # GIVEN a tool that crashes, one that runs out of time, and a forged request, served by a
+    # function with the environment the stack gives it
+    variables = stack.properties("MedianToolsFunction")["Environment"]["Variables"]
+    documents = emf_documents(stage_output(function_signals_environment(variables)))
     # WHEN each project alarm's query is read
     for metric in (Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.REJECTED_SIGNATURES):
         query = insights_query(alarm_summing(stack, metric))
@@ -103,12 +86,13 @@ def test_the_namespace_parameter_moves_the_handler_and_its_alarms_together() -> 
     function = stack.properties("MedianToolsFunction")
     # THEN the function is told that namespace in the variable the handler reads it from
     assert function["Environment"]["Variables"][METRICS_NAMESPACE_ENV] == "AcmeSupportTools"
-    # AND the service the alarms filter on is the one the handler's metrics carry
-    assert function["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == observability.SERVICE_NAME
-    # AND every project alarm queries that namespace
+    # AND the service the alarms filter on is the one the handler's metrics carry: the stack's name
+    assert function["Environment"]["Variables"][SERVICE_NAME_ENV] == stack.parameters["AWS::StackName"]
+    # AND every project alarm queries that namespace, for that service
     for metric in (Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.REJECTED_SIGNATURES):
         query = insights_query(alarm_summing(stack, metric))
         assert query is not None and query["namespace"] == "AcmeSupportTools"
+        assert query["service"] == stack.parameters["AWS::StackName"]
 
 
 def test_crashes_and_timeouts_page_at_the_first_and_signatures_only_in_a_burst() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -9,6 +10,9 @@ from typing import TYPE_CHECKING, Any
 from handler.protocol import TOOL_TIME_MARGIN_SECONDS
 from handler.runtime.observability import Metric
 from handler.testing import FakeLambdaContext, call_body, signed_event
+from tests import scratch_tools
+from tests.logs_insights import parse_patterns, selected
+from tests.support.stage_signals import emf_documents, function_signals_environment, stage_output
 
 if TYPE_CHECKING:
     from handler.testing import MedianTestClient
@@ -28,19 +32,13 @@ def query(stack: Stack, name_suffix: str) -> dict[str, Any]:
     return found
 
 
-def parse_patterns(query_string: str) -> list[re.Pattern[str]]:
-    """The query's `parse field /regex/` patterns, in Python's syntax for named groups."""
-    return [
-        re.compile(pattern.replace("(?<", "(?P<")) for pattern in re.findall(r"\| parse @?\w+ /(.+)/\n", query_string)
-    ]
-
-
-def test_both_saved_queries_read_the_functions_log_group(stack: Stack) -> None:
+def test_the_saved_queries_read_the_functions_log_group(stack: Stack) -> None:
     # GIVEN the stack's saved queries
     queries = [stack.properties(name) for name in stack.of_type(QUERY)]
-    # THEN there are the two of the runbook, named under the stack, on the function's log group
+    # THEN there are the three of the runbook, named under the stack, on the function's log group
     assert sorted(each["Name"] for each in queries) == [
         f"{stack.parameters['AWS::StackName']}/cold-starts-by-day",
+        f"{stack.parameters['AWS::StackName']}/tool-error-causes",
         f"{stack.parameters['AWS::StackName']}/tool-errors-by-tool",
     ]
     for each in queries:
@@ -87,11 +85,32 @@ def test_the_tool_errors_query_names_the_tool_and_reference_of_each_crash_and_ti
         ("crashQuotingInput", "crashed"),
         ("waitForRelease", "timed out"),
     ]
-    # AND the reference it reports (the record's reference, else its request_id) is the one the answer named
-    assert "coalesce(reference, request_id)" in text
-    references = {found["tool"]: record.get("reference") or record.get("request_id") for record, found in matched}
+    # AND the reference it reports (each line's request id) is the one the answer named
+    assert "latest(function_request_id) as lastReference" in text
+    references = {found["tool"]: record["function_request_id"] for record, found in matched}
     for tool, answer in (("crashQuotingInput", crashed), ("waitForRelease", timed_out)):
-        assert references[tool] and references[tool] in answer.body["error"]["message"], tool
+        assert references[tool] in answer.body["error"]["message"], tool
+
+
+def test_the_causes_query_names_what_lay_behind_each_tool_error_and_where(
+    stack: Stack, client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a tool that declines with a ToolError raised from a ValueError, and one that declines without a cause
+    declined = client.call("declineFromACause", {"note": "not a number"})
+    client.call("declineWithRunCount", {})
+    assert declined.body["error"] == {"code": "tool_error", "message": "That note is no number."}
+    text = query(stack, "/tool-error-causes")["QueryString"]
+    # WHEN the query's filter and pattern are applied to the handler's log records
+    rows = selected(text, logs.records())
+    # THEN it finds the one with a cause, and names it, its type and the author's line it came through
+    ((row,),) = [rows]
+    assert row["declined"] == "Tool declineFromACause"
+    assert row["cause_type"] == "ValueError"
+    line = inspect.getsourcelines(scratch_tools.register_scratch_tools)[1]
+    source = inspect.getsource(scratch_tools.register_scratch_tools).splitlines()
+    raised_at = line + next(number for number, each in enumerate(source) if "int(args.note)" in each)
+    assert row["cause_origin"] == f"tests/scratch_tools.py:{raised_at}"
+    assert row["function_request_id"] in {record.get("function_request_id") for record in logs.records()}
 
 
 def dashboard(stack: Stack) -> dict[str, Any]:
@@ -114,39 +133,37 @@ def test_the_dashboard_shows_every_alarm_and_cold_starts(stack: Stack) -> None:
     assert "@initDuration" in log_widget["properties"]["query"]
 
 
-def test_the_dashboards_tool_and_signature_graphs_search_the_handlers_schemas(
-    stack: Stack, client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
-) -> None:
-    # GIVEN the handler's metrics for a tool that crashes, one that times out, and a forged request
-    client.call("crashQuotingInput", {"note": "x"})
-    client.send(
-        signed_event("POST", call_body("waitForRelease", {})),
-        FakeLambdaContext(timeout_seconds=TOOL_TIME_MARGIN_SECONDS + 0.2),
-    )
-    client.send(signed_event("POST", call_body("crashQuotingInput", {}), key="mk_not_the_key"))
+def test_the_dashboards_tool_and_signature_graphs_search_the_handlers_schemas(stack: Stack) -> None:
+    # GIVEN the handler's metrics for a tool that crashes, one that times out, and a forged request,
+    # served by a function with the environment the stack gives it
+    variables = stack.properties("MedianToolsFunction")["Environment"]["Variables"]
     schemas = {
         metric["Name"]: (directive["Namespace"], frozenset(directive["Dimensions"][0]), document["service"])
-        for line in logs.lines()
-        if line.startswith('{"_aws"')
-        for document in [json.loads(line)]
+        for document in emf_documents(stage_output(function_signals_environment(variables)))
         for directive in document["_aws"]["CloudWatchMetrics"]
         for metric in directive["Metrics"]
     }
-    searches = [
+    # THEN each graph of a project metric searches exactly the schema the handler files it under
+    graphed = set()
+    for search in searches(stack):
+        found = SEARCH.search(search)
+        assert found is not None, search
+        namespace, *dimensions = found["schema"].split(",")
+        assert schemas[found["metric"]] == (namespace.strip('"'), frozenset(dimensions), found["service"]), search
+        graphed.add(found["metric"])
+    assert {Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.TOOL_DURATION, Metric.REJECTED_SIGNATURES} <= graphed
+
+
+# A dashboard graph's CloudWatch search: the schema {"namespace",dimension,...}, then its service and metric.
+SEARCH = re.compile(r"\{(?P<schema>[^}]+)\} service=\"(?P<service>[^\"]+)\" MetricName=\"(?P<metric>\w+)\"")
+
+
+def searches(stack: Stack) -> list[str]:
+    """The search expressions of the dashboard's graphs."""
+    return [
         metric["expression"]
         for widget in dashboard(stack)["widgets"]
         for metric in widget["properties"].get("metrics", [])
         for metric in metric
         if isinstance(metric, dict) and "expression" in metric
     ]
-    # THEN each graph of a project metric searches exactly the schema the handler files it under
-    graphed = set()
-    for search in searches:
-        found = re.search(
-            r"\{(?P<schema>[^}]+)\} service=\"(?P<service>[^\"]+)\" MetricName=\"(?P<metric>\w+)\"", search
-        )
-        assert found is not None, search
-        namespace, *dimensions = found["schema"].split(",")
-        assert schemas[found["metric"]] == (namespace, frozenset(dimensions), found["service"]), search
-        graphed.add(found["metric"])
-    assert {Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.TOOL_DURATION, Metric.REJECTED_SIGNATURES} <= graphed
