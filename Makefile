@@ -1,57 +1,76 @@
 # Every target sets up what it needs: a fresh clone runs `make test` or `make serve` directly.
-PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 PORT ?= 3000
-# template.yaml's Runtime: the Python the function runs on, its wheels and its bytecode.
+# template.yaml's Runtime (and .python-version, pyproject.toml's requires-python): the Python the
+# function runs on. Every venv is made with it, so the tests run on what Lambda runs, and the
+# build compiles the artifact's bytecode with it. PYTHON=/path/to/python3.13 names one; else the
+# first found: on PATH, installed by pyenv, or by `uv python install 3.13`.
 LAMBDA_PYTHON := 3.13
-# That Python on this machine, if it has one (on PATH, or installed by pyenv): it precompiles
-# the artifact and runs the suite a second time. Empty where there is none.
-ifndef RUNTIME_PYTHON
-RUNTIME_PYTHON := $(firstword $(foreach candidate,python$(LAMBDA_PYTHON) \
-	$(wildcard $(HOME)/.pyenv/versions/$(LAMBDA_PYTHON)*/bin/python$(LAMBDA_PYTHON)), \
+ifndef PYTHON
+PYTHON := $(firstword $(foreach candidate,python$(LAMBDA_PYTHON) \
+	$(wildcard $(HOME)/.pyenv/versions/$(LAMBDA_PYTHON)*/bin/python$(LAMBDA_PYTHON)) \
+	$(wildcard $(HOME)/.local/share/uv/python/cpython-$(LAMBDA_PYTHON)*/bin/python$(LAMBDA_PYTHON)), \
 	$(shell $(candidate) -c 'import sys; print(sys.executable)' 2>/dev/null)))
 endif
+# Said before any venv is made with another Python, which uv would then refuse half-way.
+NEED_LAMBDA_PYTHON = @$(if $(PYTHON),$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != ($(subst .,$(comma) ,$(LAMBDA_PYTHON))))' 2>/dev/null ||) { \
+	echo "This project runs on Python $(LAMBDA_PYTHON), the Lambda runtime's, and $(if $(PYTHON),$(PYTHON) is not it,none was found here)." >&2; \
+	echo "Install it (pyenv install $(LAMBDA_PYTHON), uv python install $(LAMBDA_PYTHON), or your system's package), or name it: make PYTHON=/path/to/python$(LAMBDA_PYTHON) ..." >&2; \
+	exit 1; }
+comma := ,
 
 .DEFAULT_GOAL := help
-.PHONY: help install lock audit test test-tools runtime-python test-runtime-python serve check new-tool swap-check lint format clean
+.PHONY: help install lock audit test test-tools serve check new-tool swap-check lint format clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-# --- The lock (issue 17): uv.lock pins every group, with hashes, for every platform the project
-# installs for; each venv below is installed from it and nothing else (docs/dependencies.md).
+# --- The locks (issue 17): uv.lock pins the project's dependencies and groups, with hashes, for
+# every platform the project installs for; tooling/*.txt pin each developer tool that is not the
+# project's (the SAM CLI, Checkov, the workflows' linters) in a venv of its own. Every venv below
+# is installed from one of them and nothing else (docs/dependencies.md).
 # uv itself comes first, by pip, at the version and with the hashes the lock records for it.
 UV := $(BIN)/uv
 UV_INSTALLED := $(VENV)/.uv-installed
-# UV_PYTHON_DOWNLOADS: uv uses the Python that made each venv, and never fetches one of its own.
-UV_ENV := UV_PYTHON_DOWNLOADS=never
+# UV_PYTHON_DOWNLOADS: uv uses the Python that made each venv, and never fetches one of its own;
+# UV_PYTHON: the dev venv's, which is the Lambda runtime's (a `python3.13` shim on PATH may fail).
+UV_ENV := UV_PYTHON_DOWNLOADS=never UV_PYTHON=$(BIN)/python
 # When `uv sync --locked` fails, the lock may no longer match pyproject.toml: if so, this names
 # the command that fixes it (any other failure, a network one say, is uv's own message above).
 STALE_LOCK = { $(BIN)/python -m scripts.lock check; exit 1; }
 
 $(UV_INSTALLED): uv.lock
+	$(NEED_LAMBDA_PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(PYTHON) -m scripts.lock uv-requirement > $(VENV)/uv-requirement.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(VENV)/uv-requirement.txt
 	@touch $@
 
-# The dev venv holds exactly the dev group's locked packages (uv sync removes anything else);
-# the translator follows without its dependencies, at its locked version and hashes: its own
-# pins would hold pydantic below the runtime group's (pyproject.toml, translator).
+# The dev venv holds exactly what `uv sync` gives: the project's dependencies and the dev group,
+# as locked (uv sync removes anything else), and INSTALL_GROUPS beside them: here `browser`, for
+# the inspector's tests in tests/browser.
+INSTALL_GROUPS ?= browser
 $(INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
-	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked --no-default-groups --group dev || $(STALE_LOCK)
-	$(UV_ENV) $(UV) export --quiet --frozen --format requirements.txt --no-header --only-group translator \
-		--prune pydantic --prune boto3 --prune jsonschema --prune typing-extensions > $(VENV)/translator-requirements.txt
-	$(UV_ENV) $(UV) pip install --quiet --python $(BIN)/python --require-hashes --no-deps -r $(VENV)/translator-requirements.txt
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked $(addprefix --group ,$(INSTALL_GROUPS)) || $(STALE_LOCK)
 	@touch $@
 
 install: $(INSTALLED) ## Create .venv from uv.lock: the runtime, test and lint dependencies
 
+# A venv of its own for a developer tool, exactly as tooling/NAME.py.lock pins it, hashes checked.
+# $(call TOOL_VENV,<venv>,<NAME>,<how uv pip puts it there: sync, or install beside what is there>)
+define TOOL_VENV
+	$(PYTHON) -m venv $(1)
+	$(BIN)/python -m scripts.lock tool-requirements $(2) > $(1)/requirements.txt
+	$(UV_ENV) $(UV) pip $(or $(3),sync) --quiet --python $(1)/bin/python --require-hashes $(1)/requirements.txt
+	@touch $(1)/.installed
+endef
+
 # UPGRADE="pydantic wrapt" moves those packages to their newest allowed versions, UPGRADE=all every package.
-lock: $(UV_INSTALLED) ## Update uv.lock after a change to pyproject.toml; UPGRADE=NAME (or all) to upgrade
+lock: $(UV_INSTALLED) ## Update uv.lock and tooling/*.lock after a change to pyproject.toml or tooling/; UPGRADE=NAME (or all)
 	$(UV_ENV) $(UV) lock $(if $(filter all,$(UPGRADE)),--upgrade,$(addprefix --upgrade-package ,$(UPGRADE)))
+	$(BIN)/python -m scripts.lock tooling $(UPGRADE)
 
 # GitHub's Checks workflow runs this; no advisory source is reachable from every machine.
 audit: $(UV_INSTALLED) ## Audit every version in uv.lock against known vulnerabilities (OSV)
@@ -63,13 +82,6 @@ test: $(INSTALLED) ## Run the whole test suite
 # The inner loop while writing a tool: the framework's own ~1,500 tests are `make test`'s.
 test-tools: $(INSTALLED) ## Run only your tools' tests, tests/tools/ (seconds; make test runs everything)
 	$(BIN)/python -m pytest tests/tools
-
-runtime-python: ## Print the Python 3.13 this machine has (empty if none)
-	@echo $(RUNTIME_PYTHON)
-
-test-runtime-python: ## Run the suite again on the Lambda runtime's Python 3.13 (in .venv-py313)
-	$(if $(RUNTIME_PYTHON),,$(error No Python $(LAMBDA_PYTHON) here: install one, or set RUNTIME_PYTHON=/path/to/python$(LAMBDA_PYTHON)))
-	$(MAKE) test PYTHON=$(RUNTIME_PYTHON) VENV=.venv-py313
 
 # LOCAL_AWS=moto: moto's server stands in for AWS, seeded from tools/settings.local.toml and
 # tests/tools/local_aws_seed.py (docs/configuration.md); unset, tools use your own credentials.
@@ -101,7 +113,7 @@ format: $(INSTALLED) ## Fix what ruff can fix and format the code
 	$(BIN)/ruff format .
 
 clean: ## Remove the virtualenv, caches and build output
-	rm -rf $(VENV) .venv-py313 .aws-sam .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis
+	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
 # --- SAM: build, local invoke, deploy (issue 3) --------------------------------------
@@ -125,15 +137,17 @@ NEED_CONTAINER = @docker info >/dev/null 2>&1 || finch info >/dev/null 2>&1 || {
 
 .PHONY: build validate event invoke start-api deploy delete call build-MedianToolsFunction
 
-$(SAM_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
-	$(PYTHON) -m venv $(SAM_VENV)
-	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(SAM_VENV) $(UV) sync --quiet --locked --only-group sam || $(STALE_LOCK)
-	@touch $@
+$(SAM_INSTALLED): tooling/sam-cli.py.lock $(UV_INSTALLED)
+	$(call TOOL_VENV,$(SAM_VENV),sam-cli)
 
-build: $(SAM_INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
+# The deploy workflow's `sam deploy` is this one too: the SAM CLI that built and checked the artifact.
+.PHONY: sam-cli
+sam-cli: $(SAM_INSTALLED) ## Install the SAM CLI, as tooling/sam-cli.py.lock pins it, in .venv/sam-cli (make build does it too)
+
+build: $(SAM_INSTALLED) $(INSTALLED) ## sam build: the Lambda artifact in .aws-sam/build (no Docker, no AWS account)
 	$(SAM) build
 
-validate: $(SAM_INSTALLED) ## sam validate --lint, serverless rules, Checkov; a version left stale, Lambda's 256-char and 4 KB limits
+validate: $(SAM_INSTALLED) $(INSTALLED) ## sam validate --lint, serverless rules, Checkov; a version left stale, Lambda's 256-char and 4 KB limits
 	$(BIN)/python -m scripts.check_template
 	$(SAM) validate --lint
 	$(SAM) validate --lint --template pipeline/oidc-role.yaml
@@ -160,10 +174,8 @@ CHECKOV = CKV_SKIP_PACKAGE_UPDATE_CHECK=true BC_SKIP_MAPPING=TRUE \
 .PHONY: validate-checkov
 validate: validate-checkov
 
-$(CHECKOV_INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
-	$(PYTHON) -m venv $(CHECKOV_VENV)
-	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(CHECKOV_VENV) $(UV) sync --quiet --locked --only-group checkov || $(STALE_LOCK)
-	@touch $@
+$(CHECKOV_INSTALLED): tooling/checkov.py.lock $(UV_INSTALLED)
+	$(call TOOL_VENV,$(CHECKOV_VENV),checkov)
 
 validate-checkov: $(CHECKOV_INSTALLED)
 	@for scan in "--framework cloudformation secrets -f template.yaml -f pipeline/oidc-role.yaml" \
@@ -195,7 +207,7 @@ build-MedianToolsFunction: $(INSTALLED)
 		--python-platform $$machine-manylinux2014 --python-version $(LAMBDA_PYTHON) \
 		--only-binary :all: --require-hashes --no-deps -r $(VENV)/artifact-requirements.txt
 	rm -f $(VENV)/artifact-requirements.txt
-	$(or $(RUNTIME_PYTHON),$(BIN)/python) -m scripts.compile_artifact "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
+	$(BIN)/python -m scripts.compile_artifact "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
 	rm -rf "$(ARTIFACTS_DIR)/bin"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
 
@@ -270,7 +282,7 @@ BENCH_INSTALLED := $(BENCH_VENV)/.installed
 
 $(BENCH_INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
 	$(PYTHON) -m venv $(BENCH_VENV)
-	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(BENCH_VENV) $(UV) sync --quiet --locked --no-default-groups --group runtime --group aws-sdk || $(STALE_LOCK)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(BENCH_VENV) $(UV) sync --quiet --locked --no-default-groups --group aws-sdk || $(STALE_LOCK)
 	@touch $@
 
 # BENCH_ARGS="--cold-runs 5 --warm-rounds 5 --no-ideas" for a quick look while developing.
@@ -286,32 +298,34 @@ test-browser: $(INSTALLED) ## Run the inspector's tests in headless Chromium (ap
 
 # --- GitHub pipeline (issue 12) ------------------------------------------------------
 # .github/ as GitHub would read it (its workflow and Dependabot schemas) and as zizmor audits it
-# (pinning, permissions, injection, Dependabot's cooldown), both offline, in their own group so `make install` stays light.
-CI_LINT_INSTALLED := $(VENV)/.ci-lint-installed
+# (pinning, permissions, injection, Dependabot's cooldown), both offline, from a venv of their own.
+WORKFLOW_LINT_VENV := $(VENV)/workflow-lint
+WORKFLOW_LINT_INSTALLED := $(WORKFLOW_LINT_VENV)/.installed
 .PHONY: lint-workflows
 
-# --inexact: added beside the dev group, which stays as it is.
-$(CI_LINT_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
-	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked --inexact --no-default-groups --group dev --group ci-lint || $(STALE_LOCK)
-	@touch $@
+$(WORKFLOW_LINT_INSTALLED): tooling/workflow-lint.py.lock $(UV_INSTALLED)
+	$(call TOOL_VENV,$(WORKFLOW_LINT_VENV),workflow-lint)
 
-lint-workflows: $(CI_LINT_INSTALLED) ## Check .github/: GitHub's schemas (check-jsonschema) and zizmor's audits, offline
-	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
-	$(BIN)/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
-	$(BIN)/zizmor --offline .github
+lint-workflows: $(WORKFLOW_LINT_INSTALLED) ## Check .github/: GitHub's schemas (check-jsonschema) and zizmor's audits, offline
+	$(WORKFLOW_LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(WORKFLOW_LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
+	$(WORKFLOW_LINT_VENV)/bin/zizmor --offline .github
 
 # --- Mutation testing (issue 18) -----------------------------------------------------
 # mutmut mutates each guarding module in a copy of its own (.mutmut/<module>/) and tries each
 # mutant against the tests that guard it (scripts/mutate.py); the table goes to .mutmut/table.md.
 # Slow (tens of minutes), so never part of `make test` or .ci/run: the weekly workflow runs it.
 # MODULES="signature rules" measures only those. One worker, at the lowest priority.
-MUTATION_INSTALLED := $(VENV)/.mutation-installed
+# mutmut runs the tests in its own interpreter: its venv is the dev venv, as uv.lock pins it, with
+# mutmut added as tooling/mutmut.py.lock pins it.
+MUTATION_VENV := $(VENV)/mutmut
+MUTATION_INSTALLED := $(MUTATION_VENV)/.installed
 .PHONY: mutate
 
-# --inexact: added beside the dev group, which stays as it is.
-$(MUTATION_INSTALLED): pyproject.toml uv.lock $(INSTALLED)
-	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked --inexact --no-default-groups --group dev --group mutation || $(STALE_LOCK)
-	@touch $@
+$(MUTATION_INSTALLED): pyproject.toml uv.lock tooling/mutmut.py.lock $(UV_INSTALLED)
+	$(PYTHON) -m venv $(MUTATION_VENV)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(MUTATION_VENV) $(UV) sync --quiet --locked || $(STALE_LOCK)
+	$(call TOOL_VENV,$(MUTATION_VENV),mutmut,install)
 
 mutate: $(MUTATION_INSTALLED) ## Mutation testing (mutmut) on the modules that guard signatures, money and sync
-	nice -n 19 $(BIN)/python -m scripts.mutate $(MODULES)
+	nice -n 19 $(MUTATION_VENV)/bin/python -m scripts.mutate $(MODULES)

@@ -51,13 +51,13 @@ GATEWAY_HEADERS = {
     "x-forwarded-proto": "https",
 }
 
-# Run by the runtime venv's Python: the top-level files and packages of the `runtime` dependency
-# group and everything it requires, as the build installs them from uv.lock into the artifact.
+# Run by the runtime venv's Python: the top-level files and packages of the project's dependencies
+# and everything they require, as the build installs them from uv.lock into the artifact.
 # boto3 is not among them (group aws-sdk: the Lambda runtime provides it, precompiled).
 SHIPPED_PACKAGES_SCRIPT = """
 import importlib.metadata as metadata, json, re, sys, tomllib
 with open(sys.argv[1], "rb") as file:
-    wanted = [r for r in tomllib.load(file)["dependency-groups"]["runtime"] if isinstance(r, str)]
+    wanted = tomllib.load(file)["project"]["dependencies"]
 name = lambda requirement: re.split(r"[\\s\\[<>=!~;]", requirement, maxsplit=1)[0]
 todo, seen, paths = [name(r) for r in wanted], set(), set()
 while todo:

@@ -1,9 +1,9 @@
-"""Audit every version in uv.lock against known vulnerabilities: `make audit`, and GitHub's Checks.
+"""Audit every locked version against known vulnerabilities: `make audit`, and GitHub's Checks.
 
     python -m scripts.audit [--service-url URL]
 
-uv's own audit reads the lock itself, so it covers every group and both sides of each conflict
-(the SAM CLI's venv included) at the versions the venvs and the artifact install. It asks OSV's
+uv's own audit reads each lock itself: uv.lock, every group at the versions the venvs and the
+artifact install, and each developer tool's own (tooling/NAME.py.lock: the SAM CLI's venv, ...). It asks OSV's
 database (https://osv.dev) by default; --service-url names another OSV-compatible server.
 
 Exit 0: no known vulnerability. Exit 1: a finding, printed by uv with the package, its version,
@@ -17,8 +17,12 @@ import argparse
 import os
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
-from scripts.lock import ROOT, uv_executable
+if TYPE_CHECKING:
+    from pathlib import Path
+
+from scripts.lock import ROOT, tooling_scripts, uv_executable
 
 DEFAULT_SERVICE = "https://api.osv.dev"
 # `uv audit` is a preview command in the locked uv: naming the feature accepts that and quiets
@@ -29,8 +33,10 @@ UNREACHABLE = ("error sending request", "Request failed after", "HTTP status ser
 FINDINGS_EXIT = 1
 
 
-def audit_command(service_url: str | None) -> list[str]:
-    command = [uv_executable(), "audit", "--frozen", *PREVIEW, "--project", str(ROOT)]
+def audit_command(service_url: str | None, script: Path | None = None) -> list[str]:
+    """uv's audit of uv.lock, or with `script` of that tool's own lock (tooling/NAME.py.lock)."""
+    command = [uv_executable(), "audit", "--frozen", *PREVIEW]
+    command += ["--script", str(script)] if script else ["--project", str(ROOT)]
     return command + (["--service-url", service_url] if service_url else [])
 
 
@@ -38,33 +44,41 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.audit", description=__doc__.split("\n\n")[0])
     parser.add_argument("--service-url", help=f"an OSV-compatible server (default {DEFAULT_SERVICE})")
     arguments = parser.parse_args(argv)
-    environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "NO_COLOR": "1"}
-    result = subprocess.run(  # noqa: S603 - uv, with arguments of our own
-        audit_command(arguments.service_url), capture_output=True, text=True, check=False, env=environment
-    )
-    if result.returncode not in (0, FINDINGS_EXIT) and any(sign in result.stderr for sign in UNREACHABLE):
-        service = arguments.service_url or DEFAULT_SERVICE
-        # uv's innermost cause says why (name resolution, refused, 503): the one detail worth keeping.
-        reason = result.stderr.strip().splitlines()[-1].strip().removeprefix("cause: ").removeprefix("error: ")
-        print(
-            f"audit: no advisory data reachable from here ({service}: {reason}), so nothing was audited; "
-            "GitHub's Checks workflow audits uv.lock on every pull request.",
-            file=sys.stderr,
+    environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "NO_COLOR": "1", "UV_PYTHON": sys.executable}
+    found = []
+    for script in [None, *tooling_scripts()]:
+        result = subprocess.run(  # noqa: S603 - uv, with arguments of our own
+            audit_command(arguments.service_url, script), capture_output=True, text=True, check=False, env=environment
         )
-        return 2
-    sys.stdout.write(result.stdout)
-    sys.stderr.write(result.stderr)
-    if result.returncode == 0:
-        return 0
-    if result.returncode == FINDINGS_EXIT:
+        if result.returncode not in (0, FINDINGS_EXIT) and any(sign in result.stderr for sign in UNREACHABLE):
+            service = arguments.service_url or DEFAULT_SERVICE
+            # uv's innermost cause says why (name resolution, refused, 503): the one detail worth keeping.
+            reason = result.stderr.strip().splitlines()[-1].strip().removeprefix("cause: ").removeprefix("error: ")
+            print(
+                f"audit: no advisory data reachable from here ({service}: {reason}), so nothing was audited; "
+                "GitHub's Checks workflow audits uv.lock and tooling/ on every pull request.",
+                file=sys.stderr,
+            )
+            return 2
+        lock = f"tooling/{script.name}.lock" if script else "uv.lock"
+        if result.returncode == FINDINGS_EXIT:
+            print(f"{lock}:")
+            found.append(lock)
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
+        if result.returncode not in (0, FINDINGS_EXIT):
+            return 2
+    if found:
         print(
-            "audit: the lock holds a version with a known vulnerability (above: package, version, advisory, "
-            "fixed version). `make lock UPGRADE=<package>` moves it to the newest version pyproject.toml allows "
-            "(raise its range there if the fix is outside it), then commit uv.lock.",
+            f"audit: {' and '.join(found)} {'hold' if len(found) > 1 else 'holds'} a version with a known "
+            "vulnerability (above: package, version, "
+            "advisory, fixed version). `make lock UPGRADE=<package>` moves it to the newest version its "
+            "pyproject.toml or tooling/ file allows (raise the range there if the fix is outside it), then commit "
+            "the lock.",
             file=sys.stderr,
         )
         return 1
-    return 2
+    return 0
 
 
 if __name__ == "__main__":

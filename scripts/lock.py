@@ -1,8 +1,10 @@
-"""The lock, uv.lock: what the Makefile installs from it, and whether it still matches pyproject.toml.
+"""The locks: uv.lock, the project's, and tooling/*.py.lock, each developer tool's own (the SAM CLI, ...).
 
     python -m scripts.lock uv-requirement                 # uv==X --hash=..., for pip to install uv itself
     python -m scripts.lock artifact-requirements          # the Lambda artifact's packages, pinned and hashed
-    python -m scripts.lock check                          # exit 1, naming `make lock`, if uv.lock is stale
+    python -m scripts.lock tooling [PACKAGE ...|all]      # lock each tooling/NAME.py, upgrading PACKAGE
+    python -m scripts.lock tool-requirements NAME         # a tool's venv, pinned and hashed
+    python -m scripts.lock check                          # exit 1, naming `make lock`, if a lock is stale
 
 uv-requirement runs on the bare Python that makes the venv (standard library only): uv comes
 from the lock like everything else, its version and hashes included. The rest run uv, the one
@@ -20,9 +22,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LOCK = ROOT / "uv.lock"
 FIX = "run `make lock` and commit uv.lock"
-# What the artifact holds: the runtime group, and tracing without botocore (and what only it
-# brings), which is the Lambda runtime's own (pyproject.toml, aws-sdk).
-ARTIFACT_EXPORT = ("--only-group", "runtime", "--only-group", "tracing", "--prune", "botocore")
+TOOLING_FIX = "run `make lock` and commit tooling/"
+# What the artifact holds: the project's dependencies, and tracing without botocore (and what only
+# it brings), which is the Lambda runtime's own (pyproject.toml, aws-sdk).
+ARTIFACT_EXPORT = ("--no-default-groups", "--group", "tracing", "--prune", "botocore")
+# A developer tool that is not the project's dependency gets a venv of its own, from its own lock:
+# tooling/NAME.py declares what the venv holds (PEP 723 inline metadata), tooling/NAME.py.lock pins
+# it all with hashes (`uv lock --script`), so uv locks, checks and audits it as it does uv.lock.
+TOOLING = ROOT / "tooling"
 
 
 class LockError(Exception):
@@ -34,11 +41,12 @@ def uv_executable() -> str:
     return str(beside) if beside.is_file() else "uv"
 
 
-def _uv(*arguments: str, project: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    # UV_PYTHON_DOWNLOADS=never: uv uses the interpreters here and never fetches one of its own.
-    environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "NO_COLOR": "1"}
+def _uv(*arguments: str, project: Path | None = ROOT) -> subprocess.CompletedProcess[str]:
+    # UV_PYTHON_DOWNLOADS=never: uv uses the interpreters here and never fetches one of its own; the
+    # venv's own Python is the Lambda runtime's, which a `python3.13` on PATH (a pyenv shim) may not be.
+    environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "NO_COLOR": "1", "UV_PYTHON": sys.executable}
     return subprocess.run(  # noqa: S603 - uv, with arguments of our own
-        [uv_executable(), *arguments, "--project", str(project)],
+        [uv_executable(), *arguments, *(["--project", str(project)] if project else [])],
         capture_output=True,
         text=True,
         check=False,
@@ -69,6 +77,41 @@ def stale_lock_problem(project: Path = ROOT) -> str | None:
     if any(sign in cause for sign in ("needs to be updated", "Unable to find lockfile", "No solution found")):
         return f"uv.lock does not match pyproject.toml: {FIX}"
     return f"uv.lock could not be checked against pyproject.toml ({cause}): {FIX}"
+
+
+def tooling_scripts(directory: Path = TOOLING) -> list[Path]:
+    """Each developer tool's declaration, tooling/NAME.py."""
+    return sorted(directory.glob("*.py"))
+
+
+def lock_tooling(upgrade: list[str], directory: Path = TOOLING) -> None:
+    """Each tooling/NAME.py locked into NAME.py.lock, keeping its pins but for the packages upgraded."""
+    upgrades = ["--upgrade"] if upgrade == ["all"] else [f"--upgrade-package={name}" for name in upgrade]
+    for script in tooling_scripts(directory):
+        result = _uv("lock", "--quiet", "--script", str(script), *upgrades, project=None)
+        if result.returncode != 0:
+            raise LockError(f"uv lock --script tooling/{script.name} failed: {result.stderr.strip()}")
+
+
+def stale_tooling_problems(directory: Path = TOOLING) -> list[str]:
+    """One line for each tooling/NAME.py whose lock is missing or no longer matches it, naming `make lock`."""
+    problems = []
+    for script in tooling_scripts(directory):
+        shown = f"{directory.name}/{script.name}.lock"
+        if not script.with_name(f"{script.name}.lock").is_file():
+            problems.append(f"{shown} is missing: {TOOLING_FIX}")
+        elif _uv("lock", "--check", "--offline", "--quiet", "--script", str(script), project=None).returncode != 0:
+            problems.append(f"{shown} does not match {directory.name}/{script.name}: {TOOLING_FIX}")
+    return problems
+
+
+def tool_requirements(name: str, directory: Path = TOOLING) -> str:
+    """A tool's venv as a requirements file: exact versions and hashes, from tooling/NAME.py.lock."""
+    options = ["--frozen", "--format", "requirements.txt", "--no-header", "--no-annotate"]
+    result = _uv("export", "--script", str(directory / f"{name}.py"), *options, project=None)
+    if result.returncode != 0:
+        raise LockError(f"uv export --script tooling/{name}.py failed: {result.stderr.strip()}")
+    return result.stdout
 
 
 def artifact_requirements(*, hashes: bool = True, project: Path = ROOT) -> str:
@@ -121,10 +164,14 @@ def main(argv: list[str]) -> int:
             print(uv_requirement())
         elif command == "artifact-requirements":
             print(artifact_requirements(), end="")
+        elif command == "tooling":
+            lock_tooling(argv[1:])
+        elif command == "tool-requirements" and len(argv) == 2:
+            print(tool_requirements(argv[1]), end="")
         elif command == "check":
-            problem = stale_lock_problem()
-            if problem:
-                print(problem, file=sys.stderr)
+            problems = [problem for problem in [stale_lock_problem(), *stale_tooling_problems()] if problem]
+            if problems:
+                print("\n".join(problems), file=sys.stderr)
                 return 1
         else:
             print(__doc__, file=sys.stderr)

@@ -43,7 +43,7 @@ if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     if [ -e "$file" ]; then printf '%s\0' "$file"; fi  # a tracked file you deleted is not copied
   done | tar --null -T - -cf -) | tar -C "$copy" -xf -
 else
-  tar -C "$root" -cf - --exclude=./.venv --exclude=./.venv-py313 --exclude=./.aws-sam \
+  tar -C "$root" -cf - --exclude=./.venv --exclude=./.aws-sam \
     --exclude=./.median-dev-key --exclude=__pycache__ --exclude=.pytest_cache --exclude=.mypy_cache \
     --exclude=.ruff_cache --exclude=.hypothesis . | tar -C "$copy" -xf -
 fi

@@ -26,8 +26,8 @@ _SUITES = ("unit", "integration", "browser", "tools")
 _CACHES = ("__pycache__", ".pytest_cache", ".hypothesis")
 # What a user's shell does not set: the framework's tests set a key's secret, or name another
 # tools package to serve, which would hide the copy's tools/; and make's own variables, through
-# which `make test-runtime-python`'s VENV=.venv-py313 would reach the copy's make, whose venv is
-# the `.venv` link to the running interpreter's.
+# which a VENV= given to the outer make would reach the copy's make, whose venv is the `.venv`
+# link to the running interpreter's.
 _NOT_IN_A_USERS_SHELL = (
     "PYTHONPATH",
     KEY_SECRET_ENV,

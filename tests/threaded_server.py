@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import socketserver
     from collections.abc import Iterator
 
-Server = TypeVar("Server", bound="socketserver.BaseServer")
-
 
 @contextmanager
-def serving_in_a_thread(server: Server, poll_seconds: float = 0.5) -> Iterator[Server]:
+def serving_in_a_thread[Server: "socketserver.BaseServer"](
+    server: Server, poll_seconds: float = 0.5
+) -> Iterator[Server]:
     """`server`, answering from a daemon thread until the block ends, then shut down and its socket closed."""
     thread = threading.Thread(target=server.serve_forever, args=(poll_seconds,), daemon=True)
     thread.start()

@@ -322,7 +322,7 @@ def tool(
     return register
 
 
-def diagnostics(function: F | None = None) -> F:
+def diagnostics[F: "Callable[..., Any]"](function: F | None = None) -> F:
     """Mark the function the `diagnostics` op runs: at most one per endpoint. It may take a ToolContext.
 
     Written without parentheses: `@diagnostics`. It may be `def` or `async def`.

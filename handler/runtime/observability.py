@@ -30,7 +30,7 @@ import json
 import os
 import sys
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from handler.protocol import (
     INITIALIZATION_TYPE_ENV,
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 
     logger: Logger
 
-Handler = TypeVar("Handler", bound="Callable[..., Any]")
 _created_logger: Logger | None = None
 
 
@@ -256,7 +255,7 @@ def _tracer_if_enabled() -> Tracer | None:
 tracer = _tracer_if_enabled()
 
 
-def traced_handler(handler: Handler) -> Handler:
+def traced_handler[Handler: "Callable[..., Any]"](handler: Handler) -> Handler:
     """The handler, traced by X-Ray when tracing is on; unchanged, at no cost, when it is off."""
     if tracer is None:
         return handler

@@ -129,6 +129,25 @@ def test_a_locked_version_with_an_advisory_fails_naming_package_version_advisory
     assert "make lock UPGRADE=<package>" in result.stderr
 
 
+@pytest.fixture
+def zizmor_advisory() -> Iterator[AdvisoryServer]:
+    yield from serve("zizmor")
+
+
+def test_a_developer_tools_locked_version_with_an_advisory_fails_naming_its_lock(
+    zizmor_advisory: AdvisoryServer,
+) -> None:
+    # GIVEN an advisory against zizmor, which only the workflows' linters' venv holds (not uv.lock)
+    # WHEN everything locked is audited
+    result = audit(zizmor_advisory.url)
+    # THEN it fails, naming the tool's lock, the package, the advisory and the fix, and how to move on
+    assert result.returncode == 1
+    assert "tooling/workflow-lint.py.lock:\n" in result.stdout
+    assert "uv.lock:\n" not in result.stdout
+    assert "zizmor 1." in result.stdout and ADVISORY in result.stdout and f"Fixed in: {FIXED}" in result.stdout
+    assert "audit: tooling/workflow-lint.py.lock holds a version with a known vulnerability" in result.stderr
+
+
 def test_a_lock_with_no_known_advisory_passes(no_advisories: AdvisoryServer) -> None:
     # GIVEN an advisory source that knows of nothing in the lock
     # WHEN the lock is audited

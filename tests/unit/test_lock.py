@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from scripts.lock import LOCK, ROOT, stale_lock_problem, uv_executable, uv_requirement
+from scripts.lock import (
+    LOCK,
+    ROOT,
+    TOOLING,
+    stale_lock_problem,
+    stale_tooling_problems,
+    tool_requirements,
+    uv_executable,
+    uv_requirement,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -83,3 +92,50 @@ def test_pip_installs_the_locked_uv_with_every_hash_the_lock_records() -> None:
     # AND the uv this venv runs is that one
     version = subprocess.run([uv_executable(), "--version"], capture_output=True, text=True, check=True).stdout  # noqa: S603
     assert version.split()[1] == entry["version"]
+
+
+@pytest.fixture
+def tooling(tmp_path: Path) -> Path:
+    """tooling/ as committed, in a folder of the test's own."""
+    shutil.copytree(TOOLING, tmp_path / "tooling")
+    return tmp_path / "tooling"
+
+
+def test_every_developer_tool_has_a_lock_that_matches_what_it_declares() -> None:
+    # GIVEN this checkout's tooling/NAME.py declarations
+    scripts = sorted(path.name for path in TOOLING.glob("*.py"))
+    # WHEN their locks are checked, offline
+    # THEN each has one, current, and it pins every package with its hashes
+    assert stale_tooling_problems() == []
+    assert {"sam-cli.py", "checkov.py", "workflow-lint.py"} <= set(scripts)
+    for name in scripts:
+        requirements = tool_requirements(name.removesuffix(".py"))
+        pins = [line for line in requirements.splitlines() if line and not line.startswith((" ", "#"))]
+        assert pins and all("==" in line for line in pins), name
+        assert requirements.count("--hash=sha256:") >= len(pins), name
+
+
+def test_a_tool_declared_at_another_version_names_make_lock(tooling: Path) -> None:
+    # GIVEN the SAM CLI asked for at a version its lock does not pin
+    script = tooling / "sam-cli.py"
+    script.write_text(script.read_text(encoding="utf-8").replace('"aws-sam-cli>=1.130"', '"aws-sam-cli>=99"'))
+    # WHEN the tooling is checked
+    # THEN the one line names the lock, its declaration and the command that fixes it
+    assert stale_tooling_problems(tooling) == [
+        "tooling/sam-cli.py.lock does not match tooling/sam-cli.py: run `make lock` and commit tooling/"
+    ]
+
+
+def test_a_new_tool_without_its_lock_names_make_lock(tooling: Path) -> None:
+    # GIVEN a tool declared in tooling/ without `make lock`
+    (tooling / "vale.py").write_text('# /// script\n# dependencies = ["vale>=3"]\n# ///\n')
+    # WHEN the tooling is checked
+    # THEN it is named
+    assert stale_tooling_problems(tooling) == ["tooling/vale.py.lock is missing: run `make lock` and commit tooling/"]
+
+
+def test_the_project_lock_holds_none_of_the_developer_tools() -> None:
+    # GIVEN uv.lock, the project's own
+    locked = {package["name"] for package in tomllib.loads(LOCK.read_text())["package"]}
+    # THEN no tool that has a venv of its own is in it: their pins never bend the project's
+    assert locked.isdisjoint({"aws-sam-cli", "checkov", "zizmor", "check-jsonschema", "mutmut"})

@@ -170,14 +170,19 @@ def test_the_deploy_authenticates_by_oidc_for_a_role_and_deploys_through_cloudfo
     for name in PIPELINE:
         text = (WORKFLOWS / name).read_text(encoding="utf-8")
         assert "aws-access-key-id" not in text and "AWS_SECRET_ACCESS_KEY" not in text, name
-    assert words[:2] == ["sam", "deploy"]
+    assert words[:2] == [".venv/sam-cli/bin/sam", "deploy"]
     for flag in ("--config-env", "--role-arn", "--s3-bucket", "--region"):
         assert flag in words
     assert {"--no-confirm-changeset", "--no-fail-on-empty-changeset"} <= set(words)
     assert "--guided" not in words
-    # The build deployed is the one the checks uploaded, not one made here.
+    # The build deployed is the one the checks uploaded, not one made here, with the SAM CLI that built
+    # it: the one make installs from tooling/sam-cli.txt, not another from an action or an installer.
     runs = [step.get("run", "") for step in steps("deploy-stage.yml", "deploy")]
-    assert not any("sam build" in run or "make" in run.split() for run in runs)
+    assert not any("sam build" in run for run in runs)
+    assert make_targets("deploy-stage.yml", "deploy") == ["sam-cli"]
+    assert not [step for step in steps("deploy-stage.yml", "deploy") if "setup-sam" in step.get("uses", "")]
+    assert not [run for run in runs if re.search(r"(^|[\s;&|($])sam\s", run)], "a `sam` from PATH, not .venv/sam-cli's"
+    assert sum(".venv/sam-cli/bin/sam " in run for run in runs) == 2  # sam deploy, sam list stack-outputs
     assert action_step("deploy-stage.yml", "deploy", "actions/download-artifact")["with"]["name"] == "sam-build"
     upload = action_step("checks.yml", "checks", "actions/upload-artifact")
     assert upload["with"]["name"] == "sam-build" and upload["if"] == "inputs.upload-build"
