@@ -183,10 +183,12 @@ validate-checkov: $(CHECKOV_INSTALLED)
 # scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves. The packages
 # are the lock's (scripts/lock.py, artifact-requirements), every file checked against its hash,
 # with no resolution of their own (--no-deps): the artifact holds exactly the locked versions.
-# tools/settings.local.toml (and its example) stay behind: your machine's values, never deployed.
+# tools/settings.local.toml (and its example) stay behind: your machine's values, never deployed,
+# and never read here (--no-local), so a broken one cannot stop a build. handler/stages.txt lists
+# the stages a container may run as: settings.toml's tables, read at start without a TOML parser.
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
-	$(BIN)/python -m handler check
+	$(BIN)/python -m handler check --no-local
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
 	tar -c --exclude __pycache__ --exclude '*.pyc' --exclude 'settings.local*.toml' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
 	$(BIN)/python -m scripts.lock artifact-requirements > $(VENV)/artifact-requirements.txt
@@ -198,6 +200,7 @@ build-MedianToolsFunction: $(INSTALLED)
 	$(or $(RUNTIME_PYTHON),$(BIN)/python) -m scripts.compile_artifact "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
 	rm -rf "$(ARTIFACTS_DIR)/bin"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
+	$(BIN)/python -m handler stages > "$(ARTIFACTS_DIR)/handler/stages.txt"
 
 event: $(INSTALLED) ## A freshly signed event in events/ for sam local: TOOL=name INPUT='{...}', or a GET
 	$(BIN)/python -m handler event $(REQUEST_OPTIONS)
