@@ -288,9 +288,14 @@ bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the flo
 # --- Inspector and browser tests (issue 6) ------------------------------------------
 # `make serve` serves the inspector at http://127.0.0.1:$(PORT)/_inspector. Its browser tests also run
 # inside `make test` whenever Debian's chromium is installed; this runs them alone.
-.PHONY: test-browser
+.PHONY: test-browser screenshot
 test-browser: $(INSTALLED) ## Run the inspector's tests in headless Chromium (apt-get install chromium)
 	$(BIN)/python -m pytest -m browser tests/browser
+
+# The browser tests take the README's screenshot into a folder of their own: no test rewrites a
+# tracked file. This writes docs/inspector.png, if what the page shows has changed.
+screenshot: $(INSTALLED) ## Retake docs/inspector.png from the inspector as it is now (headless Chromium)
+	MEDIAN_REFRESH_SCREENSHOT=1 $(BIN)/python -m pytest -m browser tests/browser/test_inspector.py -k readme_screenshot
 
 # --- GitHub pipeline (issue 12) ------------------------------------------------------
 # .github/ as GitHub would read it (its workflow and Dependabot schemas) and as zizmor audits it
