@@ -54,6 +54,7 @@ class ColdStart:
     response: dict[str, Any]  # as lambda_handler returned it
     modules: frozenset[str]  # every module the process had imported by then
     seconds: float  # the whole process, Python's start included
+    output: str = ""  # what it printed before its report: the handler's log lines and metrics, as on Lambda
 
     @property
     def answer(self) -> TestAnswer:
@@ -110,5 +111,6 @@ def cold_start(
     if finished.returncode != 0:
         raise RuntimeError(f"the cold process failed:\n{finished.stderr.decode('utf-8', errors='replace')}")
     # The report is the last line: log lines and metrics come before it.
-    report = json.loads(finished.stdout.decode("utf-8").rstrip("\n").rsplit("\n", 1)[-1])
-    return ColdStart(report["response"], frozenset(report["modules"]), seconds)
+    printed, _, last = finished.stdout.decode("utf-8").rstrip("\n").rpartition("\n")
+    report = json.loads(last)
+    return ColdStart(report["response"], frozenset(report["modules"]), seconds, printed)
