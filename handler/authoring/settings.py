@@ -302,8 +302,9 @@ class Settings(BaseModel):
             carrier_timeout_seconds: float = 5.0
 
     Each field is read from the variable named by its name upper-cased, or by its alias
-    (`Field(alias="CARRIER_URL")`), through tools/settings.toml, the local file and the
-    environment. One instance per container: `CarrierSettings.current()`.
+    (`Field(alias="CARRIER_URL")`), through tools/settings.toml, the local file and its override
+    in the environment (MEDIAN_SETTING_CARRIER_URL). One instance per container, read at its first
+    use: `CarrierSettings.current()`.
     """
 
     # Each field is filled from its variable: its alias when given, else its name upper-cased.
