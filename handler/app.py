@@ -206,6 +206,8 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         return error_answer(401, ErrorCode.UNAUTHORIZED, refused.message, post=post)
     except KeyUnavailable as error:
         log_key_unavailable(error)
+        # No tool can be served without the key: a version that cannot read it is rolled back.
+        record_no_tool_can_run()
         return error_answer(500, ErrorCode.NO_KEY, "The server has no usable Median key to verify with.", post=post)
 
     if not _stage_known:

@@ -114,8 +114,9 @@ def record_tool_run(tool: str, outcome_metric: str | None, milliseconds: float) 
         recorder.add_metric(name=outcome_metric, unit=_count, value=1.0)
 
 
-# The `tool` of a request that no tool could serve: this container's stage names no stage of
-# settings.toml, or its tools failed to import. Never a tool's name (those take no parentheses).
+# The `tool` of a request that no tool could serve: this container has no usable Median key, its
+# stage names no stage of settings.toml, or its tools failed to import. Never a tool's name (those
+# take no parentheses).
 EVERY_TOOL = "(every tool)"
 
 
