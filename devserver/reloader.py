@@ -47,11 +47,24 @@ def _configuration_here(registry: Registry) -> list[str]:
     """Each Settings class and secret's name the tools take that cannot be read here, with the tools that
     take it; a local file that cannot be read, alone. What a call of those tools would answer 500 for."""
     from handler.authoring.dependencies import names_by_setting
-    from handler.authoring.settings import ConfigurationError, find, local_file_problem, settings_taken, where_to_set
+    from handler.authoring.settings import (
+        ConfigurationError,
+        find,
+        local_file_problem,
+        settings_taken,
+        this_stage_problem,
+        where_to_set,
+    )
 
     local = local_file_problem()
     if local is not None:
         return [local]
+    try:
+        refused = this_stage_problem()
+    except ConfigurationError:
+        refused = None  # settings.toml itself cannot be read: every class that reads it says so below
+    if refused is not None:  # a table removed while serving: every request is refused until it is back
+        return [f"{refused}: every request is refused meanwhile"]
     lines = []
     for settings_class in settings_taken(registry.tools):
         try:

@@ -112,3 +112,22 @@ def test_a_local_file_that_is_not_toml_is_named_as_this_machines_own(tmp_path: P
         # AND GET and the tool that takes no settings go on answering
         assert signed_get(server)[0] == 200
         assert signed_call(server, "parcelCount")[0] == 200
+
+
+def test_a_stage_whose_table_is_removed_while_serving_is_refused_and_said(tmp_path: Path) -> None:
+    # GIVEN make serve as staging, whose table settings.toml has
+    tools = a_project(tmp_path, '[default]\nPARCELS_TABLE = "parcels"\n[staging]\n')
+    env = {DEV_KEY_ENV: TEST_KEY, "MEDIAN_STAGE": "staging"}
+    with running_devserver(tmp_path, cwd=tools.parent, tools_package=None, env=env) as server:
+        assert signed_get(server)[0] == 200
+        # WHEN the table is deleted from settings.toml, and saved
+        (tools / "settings.toml").write_text('[default]\nPARCELS_TABLE = "parcels"\n', encoding="utf-8")
+        # THEN every request is refused, as a function deployed as staging would refuse it, and the terminal says why
+        status, body = until(lambda got: got[0] == 500, lambda: signed_get(server))
+        assert status == 500, body
+        assert body["error"]["message"].startswith("This endpoint's deployment is misconfigured")
+        said = "MEDIAN_STAGE=staging names no stage of tools/settings.toml, whose stages are default: check its"
+        _, output = until(lambda got: said in got[1], lambda: (0, server.output()))
+        assert f"{said} spelling, or add a [staging] table to the file (it may be empty): every request is refused" in (
+            output
+        )
