@@ -79,9 +79,14 @@ audit: $(UV_INSTALLED) ## Audit every version in uv.lock against known vulnerabi
 test: $(INSTALLED) ## Run the whole test suite
 	$(BIN)/python -m pytest
 
-# The inner loop while writing a tool: the framework's own ~1,500 tests are `make test`'s.
+# The inner loop while writing a tool: the framework's own ~1,500 tests are `make test`'s. With no
+# tool tests yet ("Make it yours" deletes the examples' folder), it says so and succeeds.
 test-tools: $(INSTALLED) ## Run only your tools' tests, tests/tools/ (seconds; make test runs everything)
-	$(BIN)/python -m pytest tests/tools
+	@if [ -n "$$(find tests/tools -name 'test_*.py' 2>/dev/null | head -n 1)" ]; then \
+		echo "$(BIN)/python -m pytest tests/tools"; $(BIN)/python -m pytest tests/tools; \
+	else \
+		echo "No tool tests yet: tests/tools/ holds no test_*.py. make new-tool NAME=loyalty_points writes a tool and its tests."; \
+	fi
 
 # LOCAL_AWS=moto: moto's server stands in for AWS, seeded from tools/settings.local.toml and
 # tests/tools/local_aws_seed.py (docs/configuration.md); unset, tools use your own credentials.
@@ -195,10 +200,12 @@ validate-checkov: $(CHECKOV_INSTALLED)
 # scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves. The packages
 # are the lock's (scripts/lock.py, artifact-requirements), every file checked against its hash,
 # with no resolution of their own (--no-deps): the artifact holds exactly the locked versions.
-# tools/settings.local.toml (and its example) stay behind: your machine's values, never deployed.
+# tools/settings.local.toml (and its example) stay behind: your machine's values, never deployed,
+# and never read here (--no-local), so a broken one cannot stop a build. handler/stages.txt lists
+# the stages a container may run as: settings.toml's tables, read at start without a TOML parser.
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
-	$(BIN)/python -m handler check
+	$(BIN)/python -m handler check --no-local
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
 	tar -c --exclude __pycache__ --exclude '*.pyc' --exclude 'settings.local*.toml' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
 	$(BIN)/python -m scripts.lock artifact-requirements > $(VENV)/artifact-requirements.txt
@@ -210,6 +217,7 @@ build-MedianToolsFunction: $(INSTALLED)
 	$(BIN)/python -m scripts.compile_artifact "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
 	rm -rf "$(ARTIFACTS_DIR)/bin"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
+	$(BIN)/python -m handler stages > "$(ARTIFACTS_DIR)/handler/stages.txt"
 
 event: $(INSTALLED) ## A freshly signed event in events/ for sam local: TOOL=name INPUT='{...}', or a GET
 	$(BIN)/python -m handler event $(REQUEST_OPTIONS)
@@ -292,9 +300,14 @@ bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the flo
 # --- Inspector and browser tests (issue 6) ------------------------------------------
 # `make serve` serves the inspector at http://127.0.0.1:$(PORT)/_inspector. Its browser tests also run
 # inside `make test` whenever Debian's chromium is installed; this runs them alone.
-.PHONY: test-browser
+.PHONY: test-browser screenshot
 test-browser: $(INSTALLED) ## Run the inspector's tests in headless Chromium (apt-get install chromium)
 	$(BIN)/python -m pytest -m browser tests/browser
+
+# The browser tests take the README's screenshot into a folder of their own: no test rewrites a
+# tracked file. This writes docs/inspector.png, if what the page shows has changed.
+screenshot: $(INSTALLED) ## Retake docs/inspector.png from the inspector as it is now (headless Chromium)
+	MEDIAN_REFRESH_SCREENSHOT=1 $(BIN)/python -m pytest -m browser tests/browser/test_inspector.py -k readme_screenshot
 
 # --- GitHub pipeline (issue 12) ------------------------------------------------------
 # .github/ as GitHub would read it (its workflow and Dependabot schemas) and as zizmor audits it

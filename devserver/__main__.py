@@ -74,41 +74,33 @@ def _listening(port: int) -> DevServer | None:
 
 
 def _stage_line() -> str | None:
-    """Which table of settings.toml the tools read, when $MEDIAN_STAGE names a stage; a warning if it names none.
-
-    A misspelt stage is no error to the settings (a stage without a table reads [default]), so without
-    this line `MEDIAN_STAGE=stagging make serve` would look like staging and serve [default]'s values.
-    """
-    from handler.authoring.settings import (
-        DEFAULT_STAGE,
-        SETTINGS_FILE,
-        ConfigurationError,
-        settings_directory,
-        stage,
-        stage_tables,
-    )
-    from handler.runtime.env import shown_path
+    """Which table of settings.toml the tools read, when $MEDIAN_STAGE names a stage other than the default."""
+    from handler.authoring.settings import DEFAULT_STAGE, settings_file_shown, stage
 
     current = stage()
-    directory = settings_directory()
-    if current == DEFAULT_STAGE or directory is None:
+    if current == DEFAULT_STAGE:
         return None
+    return f"Stage {current}: the tools read {settings_file_shown()} [{current}], then [{DEFAULT_STAGE}]."
+
+
+def _refused_stage() -> str | None:
+    """Why `make serve` will not start as $MEDIAN_STAGE: it names no stage of settings.toml (a typo, most
+    often), which a deployed function would refuse too; None when it names one."""
+    from handler.authoring.settings import ConfigurationError, this_stage_problem
+
     try:
-        tables = stage_tables()
+        return this_stage_problem()
     except ConfigurationError:
         return None  # the file itself is broken: loading the tools says so, at once
-    file = shown_path(str(directory / SETTINGS_FILE))
-    if current in tables:
-        return f"Stage {current}: the tools read {file} [{current}], then [{DEFAULT_STAGE}]."
-    return (
-        f"warning: MEDIAN_STAGE={current} names no table of {file} (it has {', '.join(tables) or 'none'}), "
-        f"so the tools read [{DEFAULT_STAGE}] alone: check its spelling, or add a [{current}] table."
-    )
 
 
 def main() -> int:
     port = _port()
     if port is None:
+        return 2
+    refused = _refused_stage()
+    if refused is not None:
+        print(f"error: {refused}. A function deployed as it would refuse every request.", file=sys.stderr)
         return 2
     server = _listening(port)
     if server is None:

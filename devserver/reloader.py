@@ -10,7 +10,9 @@ A module that fails to import, or registers a model pydantic cannot finish, is s
 terminal as `tools/<file>.py:<line>: <what is wrong>`; whatever else a reload raises is said in
 one line too, and never ends the watching thread. The server keeps running: GET answers 500
 `invalid_manifest` with the same lines, the inspector shows them, and the next save that fixes
-the file brings the tools back.
+the file brings the tools back. A setting that cannot be read on this machine (a value missing,
+a settings.local.toml that is not TOML) is said at its Settings class's line after each load: the
+tools that take it answer 500 until a save fixes it, and every other tool answers.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from handler.runtime.env import package_directory, shown_path, tools_package
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
+    from handler.authoring.registry import Registry
+
 # How many times the tools have been loaded: the inspector page reloads itself when this moves.
 _revision = 0
 
@@ -37,6 +41,44 @@ def revision() -> int:
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def _configuration_here(registry: Registry) -> list[str]:
+    """Each Settings class and secret's name the tools take that cannot be read here, with the tools that
+    take it; a local file that cannot be read, alone. What a call of those tools would answer 500 for."""
+    from handler.authoring.dependencies import names_by_setting
+    from handler.authoring.settings import (
+        ConfigurationError,
+        find,
+        local_file_problem,
+        settings_taken,
+        this_stage_problem,
+        where_to_set,
+    )
+
+    local = local_file_problem()
+    if local is not None:
+        return [local]
+    try:
+        refused = this_stage_problem()
+    except ConfigurationError:
+        refused = None  # settings.toml itself cannot be read: every class that reads it says so below
+    if refused is not None:  # a table removed while serving: every request is refused until it is back
+        return [f"{refused}: every request is refused meanwhile"]
+    lines = []
+    for settings_class in settings_taken(registry.tools):
+        try:
+            settings_class.current()
+        except ConfigurationError as error:
+            takers = [each.name for each in registry.tools if any(d is settings_class for _, d in each.dependencies)]
+            lines.append(f"{error} (taken by {', '.join(takers)})")
+    for named in names_by_setting(registry.tools):
+        if find(named.variable) is None:
+            lines.append(
+                f"{named.location}: {named.variable} is not set, so {named.what}'s name is unknown: "
+                f"{where_to_set(named.variable)}"
+            )
+    return lines
 
 
 class ToolsReloader:
@@ -62,10 +104,12 @@ class ToolsReloader:
 
         failures: list[str] = []
         problems: list[str] = []
+        configuration: list[str] = []
         with one_request_at_a_time:
             try:
                 registry = reload_tools(self.package)
                 problems = [str(problem) for problem in build_manifest(registry)[1]]
+                configuration = _configuration_here(registry)
             except ToolLoadError as failed:
                 registry, failures = None, failed.lines
             except Exception as error:  # the author's code ran: whatever it raised, the reloader lives on
@@ -89,6 +133,16 @@ class ToolsReloader:
             say(f"serving {served} from {self.folder}, with {len(problems)} problem(s) Median would refuse:", problems)
         else:
             say(f"serving {served} from {self.folder}; saving a file there reloads them.")
+        if configuration:
+            self._say(
+                "\n".join(
+                    [
+                        f"The configuration on this machine has {len(configuration)} problem(s); the tools that take "
+                        "it answer 500 internal_error until it is fixed, and every other tool answers:",
+                        *(f"  {line}" for line in configuration),
+                    ]
+                )
+            )
         return True
 
     def start(self) -> None:

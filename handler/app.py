@@ -12,12 +12,28 @@ from typing import TYPE_CHECKING, Any
 
 from handler.calls.idempotency import log_state_at_cold_start
 from handler.key.source import KeyUnavailable, MedianKeySource, log_key_unavailable
-from handler.protocol import ALLOWED_METHODS, MAX_BODY_BYTES, PREBUILT_MANIFEST_FILE, SIGNATURE_HEADER, ErrorCode
+from handler.protocol import (
+    ALLOWED_METHODS,
+    DEFAULT_STAGE,
+    MAX_BODY_BYTES,
+    PREBUILT_MANIFEST_FILE,
+    PREBUILT_STAGES_FILE,
+    SIGNATURE_HEADER,
+    STAGE_ENV,
+    ErrorCode,
+)
 from handler.request.events import BadEvent, BodyTooLarge, method_of, read_request
 from handler.request.responses import error_answer, method_not_allowed, raw_json_answer
 from handler.request.signature import SignatureError, matches, parse_header
 from handler.runtime import observability
-from handler.runtime.observability import flush_metrics, invocation_started, record_rejected_signature, traced_handler
+from handler.runtime.env import setting
+from handler.runtime.observability import (
+    flush_metrics,
+    invocation_started,
+    record_no_tool_can_run,
+    record_rejected_signature,
+    traced_handler,
+)
 from handler.snapstart import register_hooks_under_snapstart
 
 if TYPE_CHECKING:
@@ -37,6 +53,9 @@ key_source = MedianKeySource()
 # (bench/README.md, "cold GET, key through the extension").
 PREBUILT_MANIFEST = os.path.join(os.path.dirname(__file__), PREBUILT_MANIFEST_FILE)  # noqa: PTH118, PTH120
 _manifest_answer: tuple[int, str] | None = None
+PREBUILT_STAGES = os.path.join(os.path.dirname(__file__), PREBUILT_STAGES_FILE)  # noqa: PTH118, PTH120
+# True once the stages the build wrote have shown this container's stage to be one: never asked again.
+_stage_known = False
 _handle_post: HandlePost | None = None
 log_state_at_cold_start()
 
@@ -93,6 +112,52 @@ def forget_manifest() -> None:
     _manifest_answer = None
 
 
+def _stages_the_build_wrote() -> frozenset[str] | None:
+    """The stages `sam build` wrote beside the manifest (settings.toml's tables); None in a source checkout."""
+    try:
+        with open(PREBUILT_STAGES, encoding="utf-8") as file:  # noqa: PTH123 - see PREBUILT_MANIFEST
+            written = frozenset(file.read().split())
+    except OSError:
+        return None
+    return written or None
+
+
+def _unknown_stage() -> str | None:
+    """Why this container must serve nothing: its $MEDIAN_STAGE names no stage of tools/settings.toml (a
+    typo in a deploy's Stage, most often), with the fix; None when it names one.
+
+    Refused rather than served from [default] alone: a deploy of "prodution" would otherwise answer
+    GET and fail or misbehave on every call that reads a setting, with nothing counted as an error.
+    """
+    global _stage_known
+    current = setting(STAGE_ENV) or DEFAULT_STAGE
+    built = _stages_the_build_wrote()
+    if built is not None and (current == DEFAULT_STAGE or current in built):
+        _stage_known = True  # a deployed container: its stage and its files never change
+        return None
+    # A source checkout (make serve, the tests) reads settings.toml itself, anew each time: it is
+    # saved while make serve runs. A deployed container gets here only to say why it refuses.
+    from handler.authoring.settings import ConfigurationError, known_stages, unknown_stage
+
+    try:
+        known = [DEFAULT_STAGE, *sorted(built - {DEFAULT_STAGE})] if built is not None else known_stages()
+    except ConfigurationError:
+        return None  # settings.toml itself cannot be read: each tool that takes a setting says why
+    return unknown_stage(current, known)
+
+
+def _serving_nothing(problem: str, reference: str, post: bool) -> dict[str, Any]:
+    """500 to every request of a container whose stage is unknown, logged and counted as a crash each time."""
+    observability.logger.error(f"This function refuses every request: {problem}", extra={"reference": reference})
+    record_no_tool_can_run()
+    return error_answer(
+        500,
+        ErrorCode.INTERNAL_ERROR,
+        f"This endpoint's deployment is misconfigured, so it serves no request; reference {reference}.",
+        post=post,
+    )
+
+
 def _import_handle_post() -> HandlePost:
     """POST's machinery (pydantic, the tools, Metrics), imported at the first POST and kept at hand:
     an import statement run on every call costs a warm POST ~2 µs to find the module again."""
@@ -142,8 +207,14 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         return error_answer(401, ErrorCode.UNAUTHORIZED, refused.message, post=post)
     except KeyUnavailable as error:
         log_key_unavailable(error)
+        # No tool can be served without the key: a version that cannot read it is rolled back.
+        record_no_tool_can_run()
         return error_answer(500, ErrorCode.NO_KEY, "The server has no usable Median key to verify with.", post=post)
 
+    if not _stage_known:
+        unknown = _unknown_stage()
+        if unknown is not None:
+            return _serving_nothing(unknown, _request_id(request, context), post)
     if not post:
         return manifest_answer()
     handle_post = _handle_post or _import_handle_post()

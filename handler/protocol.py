@@ -170,6 +170,15 @@ TOOLS_PACKAGE_ENV = "MEDIAN_TOOLS_PACKAGE"
 # A source checkout has none, and GET builds the manifest from the tools instead.
 PREBUILT_MANIFEST_FILE = "manifest.json"
 
+# --- The stage ---------------------------------------------------------------------
+# The table of tools/settings.toml whose values override its [default]: template.yaml's Stage
+# parameter. A stage is `default` or one of the file's tables; any other is refused at start.
+STAGE_ENV = "MEDIAN_STAGE"
+DEFAULT_STAGE = "default"
+# `sam build` writes the stages tools/settings.toml declares, one a line, beside the prebuilt
+# manifest (`python -m handler stages`): a container checks its stage without reading TOML.
+PREBUILT_STAGES_FILE = "stages.txt"
+
 # --- POST operations -------------------------------------------------------------
 OP_CALL = "call"
 OP_DIAGNOSTICS = "diagnostics"

@@ -1,10 +1,13 @@
 """Run by `make deploy` before `sam deploy`: stop with the fix instead of deploying an endpoint Median refuses.
 
-It checks that AWS credentials and a region are set up, and that the secret named by
-MedianKeySecretName exists in that region (its value is never read): without it, every
-request would be answered `500 no_key`. It prints the flags for `sam deploy`: `--guided`
-while the stack does not exist yet, so the first deploy asks for the region and parameters
-and saves them in samconfig.toml; nothing once it does.
+It checks, first and with no AWS call, the stage it deploys (samconfig.toml's `Stage=`, else the
+template's default): that tools/settings.toml has it, and that every setting and secret's name
+the tools take has a value in it, as `make check` does for every stage (a function deployed so
+would refuse every request, or fail every call of a tool). Then that AWS credentials and a region
+are set up, and that the secret named by MedianKeySecretName exists in that region (its value
+is never read): without it, every request would be answered `500 no_key`. It prints the flags
+for `sam deploy`: `--guided` while the stack does not exist yet, so the first deploy asks for
+the region and parameters and saves them in samconfig.toml; nothing once it does.
 
     python -m scripts.deploy_preflight [--config samconfig.toml] [--config-env default]
 """
@@ -20,9 +23,10 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
-from scripts.sam_settings import SAMCONFIG, deploy_config, parameter_overrides
+from scripts.sam_settings import SAMCONFIG, TEMPLATE, deploy_config, load_template, parameter_overrides
 
 SECRET_PARAMETER = "MedianKeySecretName"  # noqa: S105 - the parameter's name, not a secret
+STAGE_PARAMETER = "Stage"
 GUIDED = "--guided"
 # A stack in these states cannot be updated; the message says what to do instead.
 BLOCKED_STATES = {
@@ -81,8 +85,28 @@ def stack_exists(session: boto3.Session, stack_name: str) -> bool:
     return True
 
 
-def preflight(config: dict[str, Any]) -> list[str]:
+def deployed_stage(config: dict[str, Any], template: Path = TEMPLATE) -> str:
+    """The stage this deploy deploys: its config's Stage= override, else the template's default."""
+    named = parameter_overrides(config).get(STAGE_PARAMETER, "").strip()
+    return named or str(load_template(template)["Parameters"][STAGE_PARAMETER]["Default"])
+
+
+def check_stage(stage: str) -> None:
+    """PreflightError naming every problem of the tools in a function deployed as `stage`."""
+    from handler.cli.commands import stage_problems
+
+    problems = stage_problems(stage)
+    if problems:
+        listed = "\n".join(f"  {problem}" for problem in problems)
+        raise PreflightError(
+            f"This deploy deploys stage {stage}, where the tools would not serve:\n{listed}\n"
+            "Fix each (make check shows every stage and the value each gets), then make deploy again."
+        )
+
+
+def preflight(config: dict[str, Any], template: Path = TEMPLATE) -> list[str]:
     """The flags for `sam deploy`, or PreflightError."""
+    check_stage(deployed_stage(config, template))
     session = boto3.Session(profile_name=config.get("profile"), region_name=config.get("region"))
     if not session.region_name:
         raise PreflightError(
@@ -113,10 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     options = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     options.add_argument("--config", type=Path, default=SAMCONFIG, help="samconfig.toml to read")
     options.add_argument("--config-env", default="default", help="its environment (sam's --config-env)")
+    options.add_argument("--template", type=Path, default=TEMPLATE, help="the SAM template it deploys")
     arguments = options.parse_args(argv)
     try:
-        flags = preflight(deploy_config(arguments.config, arguments.config_env))
-    except (PreflightError, ValueError) as error:
+        flags = preflight(deploy_config(arguments.config, arguments.config_env), arguments.template)
+    except (PreflightError, ValueError, OSError) as error:
         print(f"Not deploying. {error}", file=sys.stderr)
         return 1
     if GUIDED in flags:

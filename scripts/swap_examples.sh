@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The README's "Make it yours", proven: in a temporary copy of this repository, delete the
 # example tools and their tests, and their blocks in template.yaml and tools/settings.toml
-# (scripts/remove_example_blocks.py), scaffold a tool with `make new-tool`, and run
-# `make lint test check build` there. Any step that fails fails the script.
+# (scripts/remove_example_blocks.py), see `make test-tools` succeed with no tool tests, scaffold
+# a tool with `make new-tool`, add a user's own project on real systems (docs/your-own-systems.md's
+# settings.toml, tools and tests, as a user copies them: a value in every stage, [default]
+# included, and values only staging or production has), and run `make lint test check build`
+# there. Any step that fails fails the script.
 #
 #   make swap-check                  # or scripts/swap_examples.sh
 #   KEEP=1 make swap-check           # keep the copy afterwards, to look into it
@@ -55,11 +58,34 @@ step "delete the examples: ${examples[*]}"
 step "delete the examples' blocks in template.yaml and tools/settings.toml"
 (cd "$copy" && .venv/bin/python -m scripts.remove_example_blocks)
 
+step "make test-tools, with no tool tests yet"
+in_copy test-tools
+
 step "make new-tool NAME=$name"
 in_copy new-tool NAME="$name"
+
+step "a project of the user's own: docs/your-own-systems.md's settings.toml, tools and tests"
+# The framework's tests must never read these as if they were the examples: real values in every
+# stage, and two that only staging and production have (which no tool reads).
+(cd "$copy" && .venv/bin/python - <<'PYTHON'
+from pathlib import Path
+
+from tests.project_copy import snippet_files
+
+for path, source in snippet_files(Path("docs/your-own-systems.md").read_text(encoding="utf-8")).items():
+    Path(path).write_text(source, encoding="utf-8")
+    print(f"wrote {path}")
+settings = Path("tools/settings.toml")
+text = settings.read_text(encoding="utf-8")
+for stage, line in (("staging", "CARRIER_RETRIES = 1"), ("production", "CARRIER_RETRIES = 3")):
+    assert text.count(f"[{stage}]\n") == 1, f"tools/settings.toml has no one [{stage}] table"
+    text = text.replace(f"[{stage}]\n", f"[{stage}]\n{line}\n")
+settings.write_text(text, encoding="utf-8")
+PYTHON
+)
 
 step "make lint test check build"
 in_copy lint test check build
 (cd "$copy" && .venv/bin/python -m scripts.check_artifact)
 
-step "passed: without the examples and with a new tool, every check is green"
+step "passed: without the examples, with a new tool and a project on real systems, every check is green"

@@ -70,6 +70,40 @@ EVENTS_DIR = Path(__file__).parent / "events"
 SHAPES = ("rest_api_v1", "http_api_v2", "function_url")
 
 
+# The framework's own suites. Everything else under tests/ (tests/tools/, above all) is the user's.
+FRAMEWORK_SUITES = ("unit", "integration", "browser")
+
+
+def users_shell_configuration() -> list[str]:
+    """The variables of a user's shell that choose their tools' configuration: MEDIAN_STAGE, MEDIAN_SETTING_*."""
+    from handler.authoring.settings import OVERRIDE_PREFIX, STAGE_ENV
+
+    return [name for name in os.environ if name == STAGE_ENV or name.startswith(OVERRIDE_PREFIX)]
+
+
+@pytest.fixture(autouse=True)
+def _framework_tests_run_as_a_fresh_clone(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A framework test never sees the stage or overrides the user's shell sets for their own tools'
+    tests: `MEDIAN_STAGE=staging make test` must not refuse the framework's tools, which have no
+    [staging]. Processes a test starts inherit the same environment."""
+    relative = request.path.relative_to(Path(__file__).parent)
+    if relative.parts[0] in FRAMEWORK_SUITES:
+        for name in users_shell_configuration():
+            monkeypatch.delenv(name)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """What stops your tools' configuration on this machine (a settings.local.toml that is not TOML, a
+    MEDIAN_STAGE that names no stage), said before any test: their calls would answer 500."""
+    from handler.authoring.settings import ConfigurationError, local_file_problem, this_stage_problem
+
+    try:
+        problems = [local_file_problem(), this_stage_problem()]
+    except ConfigurationError as error:
+        problems = [str(error)]
+    return [f"warning: your tools' tests will fail: {problem}" for problem in problems if problem is not None]
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A tool module that fails to import stops the run before any test, with one `file:line: what`
     line per broken module (handler.authoring.registry.ToolLoadError), as `make check` and `make serve` say it:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from handler.protocol import TOOLS_PACKAGE_ENV
+from handler.authoring.settings import OVERRIDE_PREFIX
+from handler.protocol import STAGE_ENV, TOOLS_PACKAGE_ENV
 from tests.scratch_tools import SAMPLE_TOOLS
 from tests.support.ports import free_port
 from tests.threaded_server import serving_in_a_thread
@@ -76,7 +77,12 @@ def running_devserver(
     """
     port = free_port()
     log = log_dir / f"devserver-{port}.log"
-    environment = {name: value for name, value in os.environ.items() if name != TOOLS_PACKAGE_ENV}
+    # Neither the tools package nor the stage or overrides a user's shell may set for their own tools.
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in (TOOLS_PACKAGE_ENV, STAGE_ENV) and not name.startswith(OVERRIDE_PREFIX)
+    }
     environment.update({"PORT": str(port), "PYTHONPATH": str(REPO), **(env or {})})
     if tools_package is not None:
         environment[TOOLS_PACKAGE_ENV] = tools_package

@@ -17,7 +17,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from handler.protocol import KEY_SECRET_ENV, TOOLS_PACKAGE_ENV
+from handler.authoring.settings import OVERRIDE_PREFIX
+from handler.protocol import KEY_SECRET_ENV, STAGE_ENV, TOOLS_PACKAGE_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 # The framework's own suites stay behind; a copy's tests/ is what a user's project starts from:
@@ -36,6 +37,9 @@ _NOT_IN_A_USERS_SHELL = (
     "MAKEFLAGS",
     "MFLAGS",
     "MAKELEVEL",
+    # The stage and overrides (MEDIAN_SETTING_*) of the user whose shell runs `make test`: theirs,
+    # for their own tools, never a copy's.
+    STAGE_ENV,
 )
 _TIMEOUT_SECONDS = 120
 # A fenced code block of a Markdown page, indented or not (a README's list items indent theirs).
@@ -73,7 +77,11 @@ class ProjectCopy:
         return self._run(["make", "--no-print-directory", *arguments], None)
 
     def _run(self, command: list[str], env: dict[str, str] | None) -> subprocess.CompletedProcess[str]:
-        environment = {name: value for name, value in os.environ.items() if name not in _NOT_IN_A_USERS_SHELL}
+        environment = {
+            name: value
+            for name, value in os.environ.items()
+            if name not in _NOT_IN_A_USERS_SHELL and not name.startswith(OVERRIDE_PREFIX)
+        }
         return subprocess.run(  # noqa: S603 - our own interpreter and make, our own arguments
             command,
             cwd=self.root,

@@ -2,7 +2,7 @@
 
 - `startReturn`: a `high`-risk write, its amount an integer number of cents, on a DynamoDB
   table of the stack's own (template.yaml's ReturnsTable, its least-privilege policy and
-  RETURNS_TABLE), through `ctx.aws_client`, bounded by the call's time left.
+  MEDIAN_SETTING_RETURNS_TABLE), through `ctx.aws_client`, bounded by the call's time left.
 - `pickupSlots`: an async call to a carrier's HTTP API with httpx, its base URL per stage
   (tools/settings.toml) and its token from Secrets Manager (`Secret(setting=...)`), bounded
   by `ctx.http_timeout()`.

@@ -226,40 +226,24 @@ def _parameters(function: Callable[..., Any]) -> _Parameters:
 
 
 def _check_dependencies(function: Callable[..., Any], dependencies: tuple[tuple[str, Any], ...]) -> None:
-    """Read each Settings now, once per container, so a missing or malformed value fails at registration.
+    """Refuse a Settings class whose own code is wrong (a field's type that names nothing), at its line.
 
-    `make check` and the build defer this: they hold every stage table against the classes instead.
+    Its values are not read here: a value missing from one stage must stop that tool's calls, not
+    every tool's import. They are read at the tool's first call, once per container, and `make
+    check`, the build and the deploy's preflight hold every stage's values against the class first.
     """
-    if not dependencies:
-        return
-    from handler.authoring.dependencies import Dependency
-    from handler.authoring.settings import ConfigurationError, find, reading_deferred, where_to_set
+    for _, dependency in dependencies:
+        if not isinstance(dependency, type) or getattr(dependency, "__pydantic_complete__", True):
+            continue  # a Secret or Parameter, or a Settings class pydantic finished
+        # A misspelt type in a Settings field, under postponed annotations, would otherwise
+        # surface as pydantic's "not fully defined; call model_rebuild()" at the tool's first
+        # call: advice meant for pydantic's own users, at a line that is not the mistake's.
+        from handler.authoring.registration import unresolved_annotation
 
-    for name, dependency in dependencies:
-        if isinstance(dependency, Dependency):
-            if dependency.setting is not None and not reading_deferred() and find(dependency.setting) is None:
-                raise ToolDefinitionError(
-                    _declared_at(function),
-                    f"{_named(function)}: parameter {name!r} = {dependency!r}: {dependency.setting} is not set, "
-                    f"so the {dependency.kind}'s name is unknown: {where_to_set(dependency.setting)}",
-                )
-            continue
-        if not dependency.__pydantic_complete__:
-            # A misspelt type in a Settings field, under postponed annotations, would otherwise
-            # surface as pydantic's "not fully defined; call model_rebuild()" at this decorator:
-            # advice meant for pydantic's own users, at a line that is not the mistake's.
-            from handler.authoring.registration import unresolved_annotation
-
-            unresolved = unresolved_annotation(dependency)
-            if unresolved is not None:
-                place = unresolved[0] or _declared_at(function)
-                raise ToolDefinitionError(place, f"{unresolved[1]} (taken by {_named(function)})")
-        if reading_deferred():
-            continue
-        try:
-            dependency.current()
-        except ConfigurationError as error:
-            raise ToolDefinitionError(dependency.location(), f"{error} (taken by {_named(function)})") from None
+        unresolved = unresolved_annotation(dependency)
+        if unresolved is not None:
+            place = unresolved[0] or _declared_at(function)
+            raise ToolDefinitionError(place, f"{unresolved[1]} (taken by {_named(function)})")
 
 
 # `@tool()`, with no risk: told apart from a risk given, so the message can name the function.

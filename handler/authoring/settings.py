@@ -1,7 +1,8 @@
-"""A tool's configuration: `tools/settings.toml` per stage, a local file, the environment, and `Settings`.
+"""A tool's configuration: `tools/settings.toml` per stage, a local file, explicit overrides, and `Settings`.
 
 Where a value comes from, the first that has it:
-1. the process environment (a variable named as the setting);
+1. an override in the process environment, `MEDIAN_SETTING_<NAME>` (never a variable named NAME
+   itself: the Lambda runtime and a shell set TZ, LANG, PATH, ... without asking);
 2. away from a deployed Lambda only, `tools/settings.local.toml`: git-ignored, never bundled;
 3. `tools/settings.toml`'s table for the stage, `[$MEDIAN_STAGE]`;
 4. `tools/settings.toml`'s `[default]` table.
@@ -9,31 +10,37 @@ Where a value comes from, the first that has it:
 `tools/settings.toml` is part of the code, so a changed value changes the artifact and the
 next deploy publishes a new version, however many values there are. A `Settings` subclass
 names the values a tool needs, typed; each field is read from the variable named by the
-field's name upper-cased (or its alias), once per container. A missing or malformed value
-fails when the tool is registered, naming the variable, the class's file:line and where
-to set it.
+field's name upper-cased (or its alias), once per container, at the first call of a tool that
+takes it. A missing or malformed value fails that tool's calls alone (every other tool keeps
+answering), naming the variable, the class's file:line and where to set it; `make check`, the
+build and the deploy's preflight find it first, in every stage that can be deployed.
+
+A stage is `default` or a table of settings.toml: any other $MEDIAN_STAGE is a typo, refused.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import tomllib
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+# Re-exported, where authors' and tests' imports have always found them.
+from handler.protocol import DEFAULT_STAGE as DEFAULT_STAGE
+from handler.protocol import STAGE_ENV as STAGE_ENV
 from handler.runtime.env import package_directory, running_in_deployed_lambda, shown_path
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Collection, Iterable, Iterator, Mapping
 
     from handler.authoring.registry import Tool
 
-STAGE_ENV = "MEDIAN_STAGE"
-DEFAULT_STAGE = "default"
+# What overrides a setting from the environment: MEDIAN_SETTING_CARRIER_BASE_URL for CARRIER_BASE_URL.
+OVERRIDE_PREFIX = "MEDIAN_SETTING_"
 SETTINGS_FILE = "settings.toml"
 LOCAL_SETTINGS_FILE = "settings.local.toml"
 LOCAL_SETTINGS_EXAMPLE_FILE = "settings.local.example.toml"
@@ -138,12 +145,36 @@ def stage_tables() -> list[str]:
     return sorted(document, key=lambda name: (name != DEFAULT_STAGE, name))
 
 
-def _layers(
-    for_stage: str, *, environment: Mapping[str, str] | None, local: bool
-) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """(source, values) from the highest precedence to the lowest."""
-    if environment is not None:
-        yield "the environment", environment
+def known_stages() -> list[str]:
+    """The stages a function may run as: `default`, and each table of settings.toml."""
+    return [DEFAULT_STAGE, *(name for name in stage_tables() if name != DEFAULT_STAGE)]
+
+
+def settings_file_shown() -> str:
+    """settings.toml's path as the author reads it: "tools/settings.toml"."""
+    directory = settings_directory()
+    return shown_path(str(directory / SETTINGS_FILE)) if directory else f"tools/{SETTINGS_FILE}"
+
+
+def unknown_stage(named: str, known: Iterable[str]) -> str | None:
+    """Why `named` is no stage (a typo, most often), with the fix; None when it is one of `known`."""
+    known = list(known)
+    if named == DEFAULT_STAGE or named in known:
+        return None
+    return (
+        f"{STAGE_ENV}={named} names no stage of {settings_file_shown()}, whose stages are {', '.join(known)}: "
+        f"check its spelling, or add a [{named}] table to the file (it may be empty)"
+    )
+
+
+def this_stage_problem() -> str | None:
+    """Why this process's stage is no stage of settings.toml; None when it is one. Raises ConfigurationError
+    when settings.toml itself cannot be read."""
+    return unknown_stage(stage(), known_stages())
+
+
+def _layers(for_stage: str, *, local: bool) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(source, values) of the files, from the highest precedence to the lowest."""
     directory = settings_directory()
     if directory is None:
         return
@@ -157,39 +188,73 @@ def _layers(
     yield f"{shown} [{DEFAULT_STAGE}]", _table(path, DEFAULT_STAGE)
 
 
-def find(name: str, *, for_stage: str | None = None, environment: Mapping[str, str] | None = None) -> Found | None:
+def override_of(name: str) -> str:
+    """The variable that overrides the setting `name` from the environment: MEDIAN_SETTING_<name>."""
+    return f"{OVERRIDE_PREFIX}{name}"
+
+
+def find(name: str, *, for_stage: str | None = None) -> Found | None:
     """Where the variable `name` is set for this process (or, given `for_stage`, for that stage as deployed).
 
-    For this process: the environment, the local file (away from a deployed Lambda), then the stage's
-    table and [default]. For a named stage: its table and [default] only, as a deploy would see them.
+    For this process: its override in the environment (MEDIAN_SETTING_<name>), the local file (away
+    from a deployed Lambda), then the stage's table and [default]. For a named stage: its table and
+    [default] only, as a deploy would see them. A variable called `name` itself is never read.
     """
-    if for_stage is None:
-        layers = _layers(
-            stage(),
-            environment=os.environ if environment is None else environment,
-            local=not running_in_deployed_lambda(),
-        )
-    else:
-        layers = _layers(for_stage, environment=environment, local=False)
-    for source, values in layers:
+    if for_stage is not None:
+        return _in_files(name, for_stage, local=False)
+    override = os.environ.get(override_of(name), "").strip()  # sam local sets every declared one, unset ones to ""
+    found = (
+        Found(override, f"the environment ({override_of(name)})")
+        if override
+        else _in_files(name, stage(), local=not running_in_deployed_lambda())
+    )
+    if name not in _unread_said and not running_in_deployed_lambda():
+        _say_if_unread(name, found)
+    return found
+
+
+def _in_files(name: str, for_stage: str, *, local: bool) -> Found | None:
+    for source, values in _layers(for_stage, local=local):
         if name in values:
-            found = values[name]
-            if source == "the environment":
-                found = found.strip()
-                if not found:  # sam local sets every variable the template declares, unset ones to ""
-                    continue
-            return Found(found, source)
+            return Found(values[name], source)
     return None
+
+
+# The variables whose namesake in the environment was said to be unread, once each per process.
+_unread_said: set[str] = set()
+
+
+def _say_if_unread(name: str, found: Found | None) -> None:
+    """On the author's machine: a variable named as the setting, set to another value, is said to be unread.
+
+    Until this project read overrides from MEDIAN_SETTING_<NAME> only, a variable of the setting's own
+    name won, so a test or a shell that still sets one would otherwise see the file's value in silence.
+    """
+    plain = os.environ.get(name, "").strip()
+    if not plain or (found is not None and as_text(found.value) == plain):
+        return
+    _unread_said.add(name)
+    from handler.runtime import observability
+
+    where = found.source if found is not None else "nowhere"
+    observability.logger.warning(
+        f"{name} is set in this environment and not read: the setting comes from {where}. To override a setting "
+        f"from the environment, set {override_of(name)} (docs/configuration.md)",
+        extra={"setting": name},
+    )
+
+
+def as_text(found: Any) -> str:
+    """A value as text (TOML numbers and booleans as TOML writes them): what a variable would carry."""
+    if isinstance(found, bool):
+        return "true" if found else "false"
+    return str(found)
 
 
 def value(name: str) -> str | None:
     """The variable's value as text for this process (TOML numbers and booleans as TOML writes them)."""
     found = find(name)
-    if found is None:
-        return None
-    if isinstance(found.value, bool):
-        return "true" if found.value else "false"
-    return str(found.value)
+    return None if found is None else as_text(found.value)
 
 
 def local_values() -> dict[str, str]:
@@ -198,11 +263,23 @@ def local_values() -> dict[str, str]:
     if directory is None:
         return {}
     document = _local_document(directory / LOCAL_SETTINGS_FILE)
-    return {
-        name: ("true" if item else "false") if isinstance(item, bool) else str(item)
-        for name, item in document.items()
-        if isinstance(item, _SCALARS)
-    }
+    return {name: as_text(item) for name, item in document.items() if isinstance(item, _SCALARS)}
+
+
+def local_file_problem() -> str | None:
+    """What is wrong with this machine's tools/settings.local.toml, named as such; None when it reads (or is absent).
+
+    It never ships, so it never stops a build or a deploy: it matters to `make serve`, the tests and
+    `make check`'s "on this machine" line.
+    """
+    directory = settings_directory()
+    if directory is None:
+        return None
+    try:
+        _local_document(directory / LOCAL_SETTINGS_FILE)
+    except ConfigurationError as error:
+        return f"{error} (this machine's own file: make serve and the tests read it; the build and deploys never do)"
+    return None
 
 
 def where_to_set(name: str) -> str:
@@ -225,8 +302,9 @@ class Settings(BaseModel):
             carrier_timeout_seconds: float = 5.0
 
     Each field is read from the variable named by its name upper-cased, or by its alias
-    (`Field(alias="CARRIER_URL")`), through tools/settings.toml, the local file and the
-    environment. One instance per container: `CarrierSettings.current()`.
+    (`Field(alias="CARRIER_URL")`), through tools/settings.toml, the local file and its override
+    in the environment (MEDIAN_SETTING_CARRIER_URL). One instance per container, read at its first
+    use: `CarrierSettings.current()`.
     """
 
     # Each field is filled from its variable: its alias when given, else its name upper-cased.
@@ -240,40 +318,67 @@ class Settings(BaseModel):
 
     @classmethod
     def current(cls) -> Self:
-        """This container's instance, read once; raises ConfigurationError naming what is wrong and where."""
+        """This container's instance, read at its first use; raises ConfigurationError naming the class's
+        file:line, what is wrong and where to set it."""
         instance = _instances.get(cls)
         if instance is None:
-            instance = _instances[cls] = cls._read(None)
+            try:
+                instance = _instances[cls] = cls._read(None)
+            except ConfigurationError as error:
+                raise ConfigurationError(f"{cls.location()}: {error}") from None
         return instance  # type: ignore[return-value]
 
     @classmethod
-    def _read(cls, for_stage: str | None) -> Self:
+    def _found(cls, for_stage: str | None) -> dict[str, Found]:
         found: dict[str, Found] = {}
         for variable in cls.variables():
             located = find(variable, for_stage=for_stage)
             if located is not None:
                 found[variable] = located
-        data = {variable: located.value for variable, located in found.items()}
-        try:
-            # Lax: "30" is the integer 30 when it comes from the environment, as text always does.
-            return cls.model_validate(data)
-        except ValidationError as error:
-            raise ConfigurationError(cls._explain(error, found, for_stage)) from None
+        return found
 
     @classmethod
-    def _explain(cls, error: ValidationError, found: Mapping[str, Found], for_stage: str | None) -> str:
+    def _read(cls, for_stage: str | None) -> Self:
+        found = cls._found(for_stage)
+        try:
+            # Lax: "30" is the integer 30 when it comes from the environment, as text always does.
+            return cls.model_validate({variable: located.value for variable, located in found.items()})
+        except ValidationError as error:
+            details = error.errors(include_url=False, include_input=False)
+            raise ConfigurationError(cls._explain(details, found, for_stage)) from None
+
+    @classmethod
+    def check_stage(cls, for_stage: str, provided: Collection[str] = ()) -> None:
+        """Raise ConfigurationError if a function deployed as `for_stage` could not read this class.
+
+        `provided`: the variables the template sets for the function (MEDIAN_SETTING_<NAME>), whose
+        values are the deploy's, unknown here: they count as set, and win over the files.
+        """
+        found = {variable: located for variable, located in cls._found(for_stage).items() if variable not in provided}
+        try:
+            cls.model_validate({variable: located.value for variable, located in found.items()})
+        except ValidationError as error:
+            details = [
+                detail
+                for detail in error.errors(include_url=False, include_input=False)
+                if not (detail["type"] == "missing" and detail["loc"] and str(detail["loc"][0]) in provided)
+            ]
+            if details:
+                raise ConfigurationError(cls._explain(details, found, for_stage)) from None
+
+    @classmethod
+    def _explain(cls, details: Iterable[Mapping[str, Any]], found: Mapping[str, Found], for_stage: str | None) -> str:
         problems = []
-        for detail in error.errors(include_url=False, include_input=False):
+        for detail in details:
             variable = str(detail["loc"][0]) if detail["loc"] else "?"
             if detail["type"] == "missing":
                 if for_stage is None:
                     problems.append(f"{variable} is not set: {where_to_set(variable)}")
                 else:
-                    directory = settings_directory()
-                    file = shown_path(str(directory / SETTINGS_FILE)) if directory else SETTINGS_FILE
                     tables = f"[{for_stage}]" + (f" or [{DEFAULT_STAGE}]" if for_stage != DEFAULT_STAGE else "")
                     problems.append(
-                        f"{variable} is not set for stage {for_stage}: add `{variable} = ...` to {file} {tables}"
+                        f"{variable} is not set for stage {for_stage}: add `{variable} = ...` to "
+                        f"{settings_file_shown()} {tables}"
                     )
             else:
                 where = found[variable].source if variable in found else "its value"
@@ -294,26 +399,6 @@ class Settings(BaseModel):
 _instances: dict[type[Settings], Settings] = {}
 
 
-# True while `make check` or the build imports the tools: they check every stage table instead
-# of this process's values, which on a build machine are none.
-_deferred = False
-
-
-def reading_deferred() -> bool:
-    return _deferred
-
-
-@contextmanager
-def reading_deferred_while() -> Iterator[None]:
-    """Registration records the Settings classes a tool takes without reading them (make check, the build)."""
-    global _deferred
-    _deferred = True
-    try:
-        yield
-    finally:
-        _deferred = False
-
-
 def settings_taken(tools: Iterable[Tool]) -> list[type[Settings]]:
     """Each Settings class the tools take, once, in the order they are first taken."""
     taken: list[type[Settings]] = []
@@ -328,6 +413,7 @@ def forget_configuration() -> None:
     """Read the files and build each Settings anew at the next use: tests, and make serve's reload."""
     _files.clear()
     _instances.clear()
+    _unread_said.clear()
 
 
 class NamedBySetting(NamedTuple):
@@ -338,47 +424,181 @@ class NamedBySetting(NamedTuple):
     location: str  # where the tool is declared: "tools/parcels.py:40"
 
 
+class DeployedStage(NamedTuple):
+    """A stage something may deploy, and what does: "samconfig.toml's config-env staging"."""
+
+    name: str
+    why: str = ""
+
+
+def deployable_stages(also: Iterable[DeployedStage] = ()) -> list[DeployedStage]:
+    """`default` (what `make deploy` deploys unless told otherwise), each table of settings.toml, and each of
+    `also` (the stages samconfig.toml deploys): each once, the first reason kept. Raises ConfigurationError
+    when settings.toml cannot be read."""
+    stages: dict[str, DeployedStage] = {}
+    for each in [*also, *(DeployedStage(name) for name in known_stages())]:
+        stages.setdefault(each.name, each)
+    return sorted(stages.values(), key=lambda each: (each.name != DEFAULT_STAGE, each.name))
+
+
 def problems_in_stages(
-    classes: Iterable[type[Settings]], *, local: bool = False, names: Iterable[NamedBySetting] = ()
+    classes: Iterable[type[Settings]],
+    *,
+    stages: Iterable[DeployedStage] | None = None,
+    local: bool = False,
+    names: Iterable[NamedBySetting] = (),
+    provided: Collection[str] = (),
 ) -> list[ConfigurationProblem]:
     """`<Settings class file:line>: stage <name>: <what is wrong>` for every deployable stage and each class used.
 
-    The stages are the tables of settings.toml other than [default], each over [default]; with
-    none, [default] alone. The environment is not consulted: a deploy does not carry this one's.
-    With `local`, and a local file present, also what this machine's runs would read
-    (make serve, the tests): the environment, the local file, then $MEDIAN_STAGE's table.
+    The stages are `default` and every table of settings.toml, each over [default], unless `stages`
+    names them; a stage that is not one of those is a problem of its own (a function deployed as it
+    refuses every request). The environment is not consulted: a deploy does not carry this one's;
+    the variables the template sets (`provided`) count as set. With `local`, also what this
+    machine's runs would read (make serve, the tests): problems_on_this_machine.
     """
     classes, names = list(classes), list(names)
-    if not classes and not names:
-        return []
     try:
-        tables = stage_tables()
+        known = known_stages()
+        stages = list(stages) if stages is not None else deployable_stages()
     except ConfigurationError as error:
         return [ConfigurationProblem(error)]
-    stages = [name for name in tables if name != DEFAULT_STAGE] or [DEFAULT_STAGE]
     problems: list[ConfigurationProblem] = []
+    served: list[str] = []
+    for each in stages:
+        refused = unknown_stage(each.name, known)
+        if refused is None:
+            served.append(each.name)
+            continue
+        deployed_by = f" ({each.why})" if each.why else ""
+        problems.append(
+            ConfigurationProblem(
+                f"stage {each.name}{deployed_by}: a function deployed as {each.name} would refuse every request: "
+                f"{refused}"
+            )
+        )
     for settings_class in classes:
-        for each in stages:
+        for name in served:
             try:
-                settings_class._read(each)
+                settings_class.check_stage(name, provided)
             except ConfigurationError as error:
-                problems.append(ConfigurationProblem(f"{settings_class.location()}: stage {each}: {error}"))
-        directory = settings_directory()
-        if local and directory is not None and (directory / LOCAL_SETTINGS_FILE).exists():
-            try:
-                settings_class._read(None)
-            except ConfigurationError as error:
-                problems.append(ConfigurationProblem(f"{settings_class.location()}: on this machine: {error}"))
-    directory = settings_directory()
-    file = shown_path(str(directory / SETTINGS_FILE)) if directory else SETTINGS_FILE
+                problems.append(ConfigurationProblem(f"{settings_class.location()}: stage {name}: {error}"))
     for named in names:
-        for each in stages:
-            if find(named.variable, for_stage=each) is None:
-                where = f"[{each}]" + (f" or [{DEFAULT_STAGE}]" if each != DEFAULT_STAGE else "")
+        for name in served:
+            if named.variable not in provided and not _names_something(find(named.variable, for_stage=name)):
+                where = f"[{name}]" + (f" or [{DEFAULT_STAGE}]" if name != DEFAULT_STAGE else "")
                 problems.append(
                     ConfigurationProblem(
-                        f"{named.location}: stage {each}: {named.variable} is not set, so {named.what}'s name is "
-                        f"unknown: add `{named.variable} = ...` to {file} {where}"
+                        f"{named.location}: stage {name}: {named.variable} is not set, so {named.what}'s name is "
+                        f"unknown: add `{named.variable} = ...` to {settings_file_shown()} {where}"
                     )
                 )
+    if local:
+        problems.extend(problems_on_this_machine(classes, names))
     return problems
+
+
+def _names_something(found: Found | None) -> bool:
+    """Whether a setting that names a secret or parameter gives a name: set, and not to blank text."""
+    return found is not None and bool(as_text(found.value).strip())
+
+
+def changed_here() -> bool:
+    """Whether this machine reads other values than a deploy of its stage would: a local file, or an override."""
+    if any(name.startswith(OVERRIDE_PREFIX) and item.strip() for name, item in os.environ.items()):
+        return True
+    directory = settings_directory()
+    return directory is not None and (directory / LOCAL_SETTINGS_FILE).exists()
+
+
+def problems_on_this_machine(
+    classes: Iterable[type[Settings]], names: Iterable[NamedBySetting] = ()
+) -> list[ConfigurationProblem]:
+    """`on this machine: ...`: what `make serve` and the tests would fail on here, and no deploy would.
+
+    A local file that cannot be read, named as such; a $MEDIAN_STAGE that names no stage; and, when
+    the local file or an override (MEDIAN_SETTING_<NAME>) changes what this machine reads, each class
+    and secret's name as this process reads them. A settings.toml that cannot be read is every stage's
+    problem, said there.
+    """
+    local_problem = local_file_problem()
+    if local_problem is not None:
+        return [ConfigurationProblem(f"on this machine: {local_problem}")]
+    try:
+        refused = this_stage_problem()
+    except ConfigurationError:
+        return []
+    if refused is not None:
+        return [ConfigurationProblem(f"on this machine: {refused}: make serve and the tests refuse to run as it")]
+    if not changed_here():
+        return []  # this machine reads what a deploy of its stage would: said there
+    problems: list[ConfigurationProblem] = []
+    for settings_class in classes:
+        try:
+            settings_class._read(None)
+        except ConfigurationError as error:
+            problems.append(ConfigurationProblem(f"{settings_class.location()}: on this machine: {error}"))
+    for named in names:
+        if not _names_something(find(named.variable)):
+            problems.append(
+                ConfigurationProblem(
+                    f"{named.location}: on this machine: {named.variable} is not set, so {named.what}'s name is "
+                    f"unknown: {where_to_set(named.variable)}"
+                )
+            )
+    return problems
+
+
+class Shown(NamedTuple):
+    """One line of `make check`'s values: a variable, the value a stage gets, and where it comes from."""
+
+    variable: str
+    value: str
+    source: str
+
+
+_LONGEST_SHOWN = 80
+
+
+def _as_toml(found: Any) -> str:
+    if isinstance(found, bool):
+        return "true" if found else "false"
+    written = json.dumps(found, ensure_ascii=False) if isinstance(found, str) else str(found)
+    return written if len(written) <= _LONGEST_SHOWN else written[: _LONGEST_SHOWN - 1] + "…"
+
+
+def values_for(
+    classes: Iterable[type[Settings]],
+    names: Iterable[NamedBySetting],
+    for_stage: str | None,
+    provided: Mapping[str, str] | None = None,
+) -> list[Shown]:
+    """What each variable the tools read is, for `for_stage` as deployed (None: for this process), and from where.
+
+    `provided`: the settings the template overrides for the function, with the values it writes.
+    """
+    provided = provided or {}
+    shown: dict[str, Shown] = {}
+    for settings_class in classes:
+        for variable, field in settings_class.variables().items():
+            if variable not in shown:
+                info = settings_class.model_fields[field]
+                default = None if info.is_required() else f"{settings_class.__name__}.{field}'s default"
+                shown[variable] = _shown(variable, for_stage, provided, default, info.get_default())
+    for named in names:
+        if named.variable not in shown:
+            shown[named.variable] = _shown(named.variable, for_stage, provided, None, None)
+    return list(shown.values())
+
+
+def _shown(
+    variable: str, for_stage: str | None, provided: Mapping[str, str], default: str | None, default_value: Any
+) -> Shown:
+    if for_stage is not None and variable in provided:
+        return Shown(variable, provided[variable], f"template.yaml's {override_of(variable)}")
+    found = find(variable, for_stage=for_stage)
+    if found is not None:
+        return Shown(variable, _as_toml(found.value), found.source)
+    if default is not None:
+        return Shown(variable, _as_toml(default_value), default)
+    return Shown(variable, "(not set)", "")

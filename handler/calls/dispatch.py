@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import sys
 import time
 import traceback
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,8 @@ from handler.protocol import (
 )
 from handler.request.responses import Answer, error_body, fits_in_a_response, holds_lone_surrogate, ok_body, to_json
 from handler.runtime.aws_clients import STORE_CALL, longest_call_seconds
-from handler.runtime.observability import Metric, logger, record_tool_run, tool_segment
+from handler.runtime.env import running_in_deployed_lambda
+from handler.runtime.observability import Metric, logger, record_no_tool_can_run, record_tool_run, tool_segment
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -311,11 +313,16 @@ def _dependencies(tool: Tool) -> dict[str, Any]:
 
 def _without_dependencies(tool: Tool, failure: Exception, ctx: ToolContext) -> Answer:
     """A 500 for a call whose secret, parameter or settings could not be had: the tool did not run."""
-    # The cause names the secret or parameter and botocore's reason; no value is ever in it.
+    # The cause names the secret or parameter and botocore's reason, or the Settings class's line, the
+    # variable and where to set it for this stage; never a value. Every other tool goes on answering.
     logger.error(
         f"Tool {tool.name} did not run: what it takes could not be read",
         extra={"call_id": ctx.call_id, "reference": ctx.reference, "cause": str(failure)},
     )
+    if not running_in_deployed_lambda():  # the author's terminal, or the test's output, says it in words
+        sys.stderr.write(
+            f"Tool {tool.name} did not run, answered 500 internal_error (reference {ctx.reference}): {failure}\n"
+        )
     return Answer(
         500,
         error_body(
@@ -470,6 +477,7 @@ def _tools_failed(failed: ToolLoadError, ctx: ToolContext) -> Refusal:
     logger.error(
         "The tools failed to import; no tool can run", extra={"reference": ctx.reference, "problems": failed.lines}
     )
+    record_no_tool_can_run()  # counted where the crash alarm, and a gradual deployment's rollback, look
     return Refusal(
         500,
         ErrorCode.INTERNAL_ERROR,

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
+    from handler.authoring.registry import Registry
+    from handler.authoring.settings import Shown
     from handler.cli.organisation import Endpoint
     from handler.manifest.rules import Problem
 
@@ -123,10 +125,11 @@ def command_event(arguments: argparse.Namespace) -> int:
 def command_local_env(arguments: argparse.Namespace) -> int:
     """Write the --env-vars file for sam local: your configuration, the dev key, no secret, no idempotency table.
 
-    Each variable template.yaml declares gets its value as `make serve` would see it (the
-    environment, tools/settings.local.toml, then tools/settings.toml for the stage), and
-    MEDIAN_STAGE the local stage. sam local sets only the variables the template declares:
-    a local value under any other name cannot reach it, and is named on stderr with the fix.
+    Each MEDIAN_SETTING_<NAME> template.yaml declares gets NAME's value as `make serve` would see it
+    (its override in the environment, tools/settings.local.toml, then tools/settings.toml for the
+    stage), and MEDIAN_STAGE the local stage. sam local sets only the variables the template
+    declares: a local value whose override is not declared cannot reach it, and is named on
+    stderr with the fix. A stage that names no table of settings.toml stops it (exit 2).
     """
     from pathlib import Path
 
@@ -135,7 +138,19 @@ def command_local_env(arguments: argparse.Namespace) -> int:
     from handler.protocol import DEV_KEY_ENV, IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV
 
     declared = template_variables(arguments.template)
-    configured = {name: found for name in declared if (found := settings.value(name)) is not None}
+    try:
+        refused = settings.this_stage_problem()
+        if refused is not None:
+            raise UsageError(f"{refused}: sam local would refuse every request as this stage")
+        overrides = [name for name in declared if name.startswith(settings.OVERRIDE_PREFIX)]
+        configured = {
+            name: found
+            for name in overrides
+            if (found := settings.value(name.removeprefix(settings.OVERRIDE_PREFIX))) is not None
+        }
+        local = settings.local_values()
+    except settings.ConfigurationError as error:
+        raise UsageError(str(error)) from None
     # The framework's own, whatever the files say: the dev key, no key secret, no idempotency table.
     fixed = {DEV_KEY_ENV: dev_key(), KEY_SECRET_ENV: "", IDEMPOTENCY_TABLE_ENV: ""}
     fixed[settings.STAGE_ENV] = settings.stage()
@@ -146,13 +161,14 @@ def command_local_env(arguments: argparse.Namespace) -> int:
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror}") from None
     print(path)
-    unreachable = sorted(set(settings.local_values()) - set(declared))
+    unreachable = sorted(name for name in local if settings.override_of(name) not in declared)
     if unreachable:
         print(
             f"note: sam local sets only the variables template.yaml declares, so {', '.join(unreachable)} from "
             f"{settings.LOCAL_SETTINGS_FILE} will not reach the function under `make invoke` or `make start-api` "
-            "(make serve sees them). To pass one, declare it in the function's Environment.Variables with an "
-            'empty value (NAME: ""): a deployed function then still reads tools/settings.toml (docs/configuration.md).',
+            "(make serve sees them). To pass one, declare its override in the function's Environment.Variables "
+            f'with an empty value ({settings.override_of(unreachable[0])}: ""): a deployed function then still '
+            "reads tools/settings.toml (docs/configuration.md).",
             file=sys.stderr,
         )
     return 0
@@ -244,30 +260,109 @@ def _pretty(payload: bytes) -> str:
         return text
 
 
-def _build() -> tuple[dict[str, object], list[Problem | str]]:
-    """The manifest and its problems: each rule it breaks, or each `file:line: what` of a module that won't import."""
-    from handler.authoring.dependencies import names_by_setting
+def _build(*, local: bool = True, stage: str | None = None) -> tuple[dict[str, object], list[Problem | str]]:
+    """The manifest and its problems: each rule it breaks, or each `file:line: what` of a module that won't
+    import, then the configuration's (_configuration_problems)."""
     from handler.authoring.registry import ToolLoadError, load_tools
-    from handler.authoring.settings import problems_in_stages, reading_deferred_while, settings_taken
     from handler.manifest.build import build_manifest
 
-    # A build machine has no stage and no local file: the tools' Settings are held against every
-    # stage table of settings.toml instead of this process's configuration.
+    # Importing the tools reads no configuration: their Settings are held against every stage
+    # below, and against this machine's files only where `local` asks (never a build's).
     try:
-        with reading_deferred_while():
-            registry = load_tools()
+        registry = load_tools()
     except ToolLoadError as failed:
         return {}, list(failed.lines)
     manifest, problems = build_manifest(registry)
-    configuration = problems_in_stages(
-        settings_taken(registry.tools), local=True, names=names_by_setting(registry.tools)
+    return manifest, [*problems, *_configuration_problems(registry, local=local, stage=stage)]
+
+
+def _configuration_problems(registry: Registry, *, local: bool, stage: str | None) -> list[str]:
+    """Every deployable stage (or only `stage`) held against the Settings classes and the secrets' names the
+    tools take; the template's variables that no setting reads any more; with `local`, this machine."""
+    from handler.authoring.dependencies import names_by_setting
+    from handler.authoring.settings import (
+        ConfigurationError,
+        ConfigurationProblem,
+        DeployedStage,
+        deployable_stages,
+        override_of,
+        problems_in_stages,
+        settings_taken,
     )
-    return manifest, [*problems, *configuration]
+    from handler.cli.deployment import DeploymentUnreadable, deployment
+
+    classes, names = settings_taken(registry.tools), names_by_setting(registry.tools)
+    try:
+        deployed = deployment()
+        stages = [DeployedStage(stage, "what this deploy deploys")] if stage else deployable_stages(deployed.stages)
+    except (DeploymentUnreadable, ConfigurationError) as error:
+        return [ConfigurationProblem(error)]
+    problems: list[str] = list(
+        problems_in_stages(classes, stages=stages, local=local, names=names, provided=deployed.provided)
+    )
+    read = {variable for each in classes for variable in each.variables()} | {named.variable for named in names}
+    for variable in sorted(read & set(deployed.variables)):
+        problems.append(
+            ConfigurationProblem(
+                f"template.yaml sets {variable} for the function, which is not read: a setting comes from "
+                f"tools/settings.toml, and a deploy overrides it only as {override_of(variable)}. Rename the "
+                f"variable {override_of(variable)} to keep its value ({deployed.variables[variable]}), or drop it"
+            )
+        )
+    return problems
+
+
+def _show_values(registry: Registry, *, local: bool, stage: str | None) -> None:
+    """What each setting the tools read is in each stage a deploy serves, and on this machine, with its source."""
+    from handler.authoring.dependencies import names_by_setting
+    from handler.authoring.settings import (
+        ConfigurationError,
+        changed_here,
+        deployable_stages,
+        known_stages,
+        local_file_problem,
+        settings_file_shown,
+        settings_taken,
+        values_for,
+    )
+    from handler.authoring.settings import stage as this_stage
+    from handler.cli.deployment import DeploymentUnreadable, deployment
+
+    classes, names = settings_taken(registry.tools), names_by_setting(registry.tools)
+    if not classes and not names:
+        return
+    try:
+        deployed = deployment()
+        known = known_stages()
+        stages = [each for each in deployable_stages(deployed.stages) if each.name in known]
+    except (DeploymentUnreadable, ConfigurationError):
+        return  # said as a problem already
+    print(f"The settings your tools read, per stage ({settings_file_shown()}; docs/configuration.md):")
+    for each in stages:
+        if stage is not None and each.name != stage:
+            continue
+        print(f"  stage {each.name}" + (f" ({each.why})" if each.why else "") + ":")
+        _print_values(values_for(classes, names, each.name, deployed.provided))
+    if local and local_file_problem() is None and changed_here():
+        try:
+            print(f"  on this machine (stage {this_stage()}, as make serve and the tests read it):")
+            _print_values(values_for(classes, names, None))
+        except ConfigurationError:
+            pass  # said as a problem already
+
+
+def _print_values(shown: Sequence[Shown]) -> None:
+    width = max(len(f"{each.variable} = {each.value}") for each in shown)
+    for each in shown:
+        line = f"{each.variable} = {each.value}"
+        print(f"    {line.ljust(width)}  {each.source}".rstrip() if each.source else f"    {line}")
 
 
 def command_check(arguments: argparse.Namespace) -> int:
-    """Check the tools against Median's sync rules (with --also, across the organisation): one line per problem."""
-    manifest, problems = _build()
+    """Check the tools against Median's sync rules (with --also, across the organisation) and their settings in
+    every stage a deploy serves: one line per problem, then the value each stage gets."""
+    local = not arguments.no_local
+    manifest, problems = _build(local=local, stage=arguments.stage)
     endpoints = _organisation(arguments, manifest) if arguments.also else []
     if endpoints:
         from handler.cli.organisation import check_organisation
@@ -275,6 +370,16 @@ def command_check(arguments: argparse.Namespace) -> int:
         problems = [*problems, *check_organisation(endpoints)]
     for problem in problems:
         print(problem, file=sys.stderr)
+    code = _summarise(problems, manifest, endpoints)
+    if manifest:
+        from handler.authoring.registry import load_tools
+
+        _show_values(load_tools(), local=local, stage=arguments.stage)
+    return code
+
+
+def _summarise(problems: Sequence[Problem | str], manifest: dict[str, object], endpoints: list[Endpoint]) -> int:
+    """The last line of `make check` before the values, and its exit code."""
     if problems:
         from handler.authoring.settings import ConfigurationProblem
 
@@ -309,6 +414,28 @@ def command_check(arguments: argparse.Namespace) -> int:
         from handler.cli.organisation import summary
 
         print(f"OK across the organisation: {summary(endpoints)}.")
+    return 0
+
+
+def stage_problems(stage: str) -> list[str]:
+    """What would stop the tools in a function deployed as `stage`, from this checkout: the deploy's preflight.
+
+    The tools' import and Median's rules, the stage itself, and every setting and secret's name the
+    tools take in it; never this machine's files, which do not ship.
+    """
+    return [str(problem) for problem in _build(local=False, stage=stage)[1]]
+
+
+def command_stages(arguments: argparse.Namespace) -> int:
+    """Print the stages a function may run as, one a line: `default` and each table of tools/settings.toml."""
+    from handler.authoring.settings import ConfigurationError, known_stages
+
+    try:
+        stages = known_stages()
+    except ConfigurationError as error:
+        print(error, file=sys.stderr)
+        return 1
+    print("\n".join(stages))
     return 0
 
 
@@ -353,7 +480,8 @@ def _read_endpoint(source: str, key_file: str | None) -> Endpoint:
 
 def command_manifest(arguments: argparse.Namespace) -> int:
     """Print the manifest as GET serves it (compact), or indented with --pretty."""
-    manifest, problems = _build()
+    # This machine's files play no part: the build runs this, and they never ship.
+    manifest, problems = _build(local=False)
     if problems:
         for problem in problems:
             print(problem, file=sys.stderr)
@@ -442,7 +570,15 @@ def parser() -> QuietParser:
         help="the organisation's other endpoints: saved manifest files, or endpoint URLs (a signed GET)",
     )
     check.add_argument("--key-file", help=f"for --also URLs: {KEY_FILE_HELP}")
+    check.add_argument(
+        "--no-local",
+        action="store_true",
+        help="leave this machine's tools/settings.local.toml, MEDIAN_STAGE and overrides out (the build does)",
+    )
+    check.add_argument("--stage", help="check only this stage, as a deploy of it would run (the deploy's preflight)")
     check.set_defaults(run=command_check)
+    stages = commands.add_parser("stages", help=command_stages.__doc__)
+    stages.set_defaults(run=command_stages)
     manifest = commands.add_parser("manifest", help=command_manifest.__doc__)
     manifest.add_argument("--pretty", action="store_true", help="indent the JSON")
     manifest.set_defaults(run=command_manifest)

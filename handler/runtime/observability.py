@@ -13,6 +13,7 @@ puts on it (`function_request_id`, `cold_start`, `function_name`, `function_memo
 Metrics (CloudWatch EMF, namespace from POWERTOOLS_METRICS_NAMESPACE), one flush per
 invocation, dimensions `service` and either `tool` or `cause`:
   ToolCalls, ToolErrors, ToolCrashes, ToolTimeouts, ToolDuration (ms)   per tool that ran
+  ToolCrashes                                     under `(every tool)`: a request no tool could serve
   ReplayedCalls                                   per tool, answered from its callId record
   RejectedSignatures                              per cause: missing, malformed, stale, mismatch
 
@@ -188,6 +189,18 @@ def record_tool_run(tool: str, outcome_metric: str | None, milliseconds: float) 
     recorder.add_metric(name=Metric.TOOL_DURATION, unit=_milliseconds, value=milliseconds)
     if outcome_metric is not None:
         recorder.add_metric(name=outcome_metric, unit=_count, value=1.0)
+
+
+# The `tool` of a request that no tool could serve: this container has no usable Median key, its
+# stage names no stage of settings.toml, or its tools failed to import. Never a tool's name (those
+# take no parentheses).
+EVERY_TOOL = "(every tool)"
+
+
+def record_no_tool_can_run() -> None:
+    """A request answered 500 because this container can run no tool: ToolCrashes, which the crash alarm
+    (and so a gradual deployment's rollback) watches, under the `tool` EVERY_TOOL."""
+    _recorder("tool", EVERY_TOOL).add_metric(name=Metric.TOOL_CRASHES, unit=_count, value=1.0)
 
 
 def record_replay(tool: str) -> None:

@@ -1,14 +1,20 @@
-"""docs/inspector.png, retaken by the browser tests whenever what it shows may have changed.
+"""docs/inspector.png, retaken on request (`make screenshot`) whenever what it shows may have changed.
+
+The browser test takes the screenshot into its own temporary folder on every run, and writes
+docs/inspector.png only when MEDIAN_REFRESH_SCREENSHOT=1 asks it to: no test rewrites a tracked
+file, and a clone with Chromium keeps a clean `git status` after `make test`. A stale image is a
+warning in the run's summary, with the command that retakes it.
 
 The PNG carries, in a tEXt chunk, a fingerprint of what it was taken from: the page's file and
-the manifest view it showed. A run whose fingerprint matches leaves the file alone, so `make test`
-does not rewrite a checked-in image each time only because a callId or a timing differs.
+the manifest view it showed. A retake whose fingerprint matches leaves the file alone, so the
+image is not rewritten only because a callId or a timing differs.
 The chunk is written by hand: its framing is twelve bytes, not worth a Pillow dependency.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 import zlib
 from typing import TYPE_CHECKING
@@ -18,6 +24,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 KEYWORD = b"inspector-fingerprint"
+# Set to 1 (make screenshot) to write the screenshot to docs/ rather than to the test's own folder.
+REFRESH_ENV = "MEDIAN_REFRESH_SCREENSHOT"
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _AFTER_HEADER = len(_SIGNATURE) + 4 + 4 + 13 + 4  # the IHDR chunk, which must come first
 
@@ -59,3 +67,8 @@ def keep_current(target: Path, value: str, take: Callable[[], bytes]) -> bool:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(with_fingerprint(take(), value))
     return True
+
+
+def screenshot_target(docs_image: Path, scratch: Path) -> Path:
+    """Where a run writes its screenshot: `docs_image` when asked to refresh it, else a file in `scratch`."""
+    return docs_image if os.environ.get(REFRESH_ENV, "").strip() == "1" else scratch / docs_image.name

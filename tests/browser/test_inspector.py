@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 import urllib.request
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -13,10 +14,12 @@ from handler.key.local_key import dev_key
 from handler.manifest.build import build_manifest
 from handler.protocol import MAX_TOOLS, RISK_MEANINGS
 from tests.browser.conftest import PHONE, WIDE, open_page
-from tests.browser.screenshot import fingerprint, keep_current, stored_fingerprint
+from tests.browser.screenshot import fingerprint, keep_current, screenshot_target, stored_fingerprint
 from tests.devserver_process import REPO, running_devserver
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from playwright.sync_api import Browser, Locator, Page
 
     from handler.authoring.registry import Registry
@@ -215,7 +218,9 @@ def test_sync_problems_are_listed_and_no_diagnostics_is_offered(
         context.close()
 
 
-def test_the_readme_screenshot_shows_the_page_as_it_is(inspector: LoadedPage, server: DevServerProcess) -> None:
+def test_the_readme_screenshot_shows_the_page_as_it_is(
+    inspector: LoadedPage, server: DevServerProcess, tmp_path: Path
+) -> None:
     # GIVEN the page and the manifest it shows (less the server's port, which differs per run)
     request = urllib.request.Request(server.inspector_api("manifest"), headers=server.token_header)  # noqa: S310
     with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
@@ -233,6 +238,14 @@ def test_the_readme_screenshot_shows_the_page_as_it_is(inspector: LoadedPage, se
         bottom = box["y"] + box["height"] + 24
         return page.screenshot(full_page=True, clip={"x": 0, "y": 0, "width": WIDE["width"], "height": bottom})
 
-    # THEN docs/inspector.png shows this page: retaken whenever the page or the tools changed
-    keep_current(SCREENSHOT, current, take)
-    assert stored_fingerprint(SCREENSHOT) == current
+    # THEN the screenshot of this page is taken, into the test's own folder unless `make screenshot` asked for
+    # docs/inspector.png: no test rewrites a tracked file
+    target = screenshot_target(SCREENSHOT, tmp_path)
+    keep_current(target, current, take)
+    assert stored_fingerprint(target) == current
+    assert target.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    if stored_fingerprint(SCREENSHOT) != current:
+        warnings.warn(
+            "docs/inspector.png shows another page or other tools than the inspector's now: make screenshot retakes it",
+            stacklevel=1,
+        )

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler import app
-from handler.protocol import IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV, PREBUILT_MANIFEST_FILE, TOOLS_PACKAGE_ENV
+from handler.protocol import (
+    IDEMPOTENCY_TABLE_ENV,
+    KEY_SECRET_ENV,
+    PREBUILT_MANIFEST_FILE,
+    PREBUILT_STAGES_FILE,
+    STAGE_ENV,
+    TOOLS_PACKAGE_ENV,
+)
 from handler.testing import TEST_KEY, FakeLambdaContext, dev_key, signed_event
 from tests.scratch_tools import SAMPLE_TOOLS
 from tests.support.cold_start import cold_start, lay_out_artifact
@@ -130,3 +137,48 @@ def test_an_empty_prebuilt_file_is_ignored_and_the_manifest_built_from_the_tools
     # THEN it serves the manifest built from the tools, not an empty body
     assert started.answer.status == 200
     assert [tool["name"] for tool in started.answer.body["tools"]] == [tool.name for tool in sample_tools.tools]
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_container_whose_stage_the_build_never_saw_refuses_the_request_and_counts_it(
+    artifact: Path, lambda_env: dict[str, str], method: str
+) -> None:
+    # GIVEN an artifact whose build wrote its stages (the sample tools have only `default`), deployed with a typo
+    written = (artifact / "handler" / PREBUILT_STAGES_FILE).read_text(encoding="utf-8").split()
+    assert written == ["default"]
+    body = json.dumps({"version": 1, "op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}})
+    event = signed_event(method, body.encode() if method == "POST" else b"")
+    # WHEN a new container answers its first request
+    started = cold_start(event, artifact, {**lambda_env, STAGE_ENV: "prodution"})
+    # THEN it is a 500 that names only the reference, whatever the method
+    assert started.answer.status == 500
+    assert started.answer.body["error"] == {
+        "code": "internal_error",
+        "message": (
+            "This endpoint's deployment is misconfigured, so it serves no request; reference cold-start-request."
+        ),
+    }
+    # AND its log says why and what to do, and its metrics count a crash of every tool
+    records = [json.loads(line) for line in started.output.splitlines() if line.startswith("{")]
+    [refused] = [record for record in records if record.get("level") == "ERROR"]
+    assert refused["message"].startswith(
+        "This function refuses every request: MEDIAN_STAGE=prodution names no stage of"
+    )
+    assert "whose stages are default: check its spelling, or add a [prodution] table" in refused["message"]
+    [metrics] = [record for record in records if "_aws" in record]
+    assert (metrics["tool"], metrics["ToolCrashes"]) == ("(every tool)", [1.0])
+
+
+def test_a_container_of_a_stage_the_build_wrote_serves_without_reading_settings_toml(
+    tmp_path: Path, lambda_env: dict[str, str]
+) -> None:
+    # GIVEN an artifact whose build wrote a staging stage, deployed as staging
+    artifact = lay_out_artifact(tmp_path, prebuilt_manifest=True)
+    (artifact / "handler" / PREBUILT_STAGES_FILE).write_text("default\nstaging\n", encoding="utf-8")
+    # WHEN a new container answers a call
+    body = json.dumps({"version": 1, "op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}})
+    started = cold_start(signed_event("POST", body.encode()), artifact, {**lambda_env, STAGE_ENV: "staging"})
+    # THEN it serves, having read neither settings.toml nor anything that parses TOML to know its stage
+    assert started.answer.status == 200, started.answer.body
+    assert "tomllib" not in started.modules
+    assert "handler.authoring.settings" not in started.modules

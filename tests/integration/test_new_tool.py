@@ -258,6 +258,23 @@ def test_make_test_tools_runs_the_tools_tests_alone_and_the_next_steps_name_it(p
     assert "test_elsewhere" in everything.stdout and "4 passed" in everything.stdout
 
 
+@pytest.mark.parametrize("folder", ["deleted", "without a test module"])
+def test_make_test_tools_with_no_tool_tests_says_so_and_succeeds(project: ProjectCopy, folder: str) -> None:
+    # GIVEN a project whose tools have no tests yet: "Make it yours" deleted tests/tools/, or left it holding
+    # only its package file and the seed hook
+    if folder != "deleted":
+        project.write("tests/tools/__init__.py", "")
+        project.write("tests/tools/local_aws_seed.py", "def seed() -> None:\n    pass\n")
+    # WHEN the author runs `make test-tools`
+    tools_only = project.make("test-tools")
+    # THEN it succeeds, saying there is nothing to run and how to get a tool with its tests
+    assert tools_only.returncode == 0, tools_only.stdout + tools_only.stderr
+    assert (
+        "No tool tests yet: tests/tools/ holds no test_*.py. make new-tool NAME=loyalty_points writes a tool "
+        "and its tests." in tools_only.stdout
+    )
+
+
 def test_make_new_tool_without_a_name_says_how_to_give_one(project: ProjectCopy) -> None:
     # WHEN the author forgets NAME=
     made = project.make("new-tool")

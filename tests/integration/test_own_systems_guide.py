@@ -76,19 +76,28 @@ def test_a_value_missing_from_a_stage_is_the_line_the_guide_shows(tmp_path_facto
     project = copy_project(tmp_path_factory.mktemp("guide-missing") / "project")
     for path, source in files_to_copy().items():
         project.write(path, source.replace('PARCELS_TABLE = "parcels"\n', ""))
-    # WHEN Median GETs the manifest, as under make serve
+    # WHEN Median GETs the manifest and calls a tool that takes ParcelSettings, as under make serve
     script = (
-        "from handler.testing import MedianTestClient; print(MedianTestClient().manifest().body['error']['message'])"
+        "from handler.testing import MedianTestClient; client = MedianTestClient(); "
+        "print(client.manifest().status, client.call('parcelLocation', {'parcelNumber': 'P-1042'}).status)"
     )
     finished = project.run("-c", script)
-    # THEN the answer carries the very line the guide prints
+    # THEN GET still answers, the call is a 500, and the output beside it carries the very line the guide prints
     assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.splitlines()[-1] == "200 500", finished.stdout
     guide = GUIDE.read_text(encoding="utf-8")
     shown = re.search(
         r"^(tools/parcels\.py:\d+: ParcelSettings cannot be read: .*?)\n```", guide, re.MULTILINE | re.DOTALL
     )
     assert shown is not None
-    assert " ".join(shown[1].split()) in finished.stdout
+    assert " ".join(shown[1].split()) in finished.stderr
+    # AND make check names it in every stage, before any deploy
+    checked = project.run("-m", "handler", "check")
+    assert checked.returncode == 1
+    for stage in ("default", "production"):
+        assert f"stage {stage}: ParcelSettings cannot be read: PARCELS_TABLE is not set for stage {stage}" in (
+            checked.stderr
+        )
 
 
 def template_fragments(directory: Path) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from handler.protocol import (
     INITIALIZATION_TYPE_ENV,
     KEY_SECRET_ENV,
     PREBUILT_MANIFEST_FILE,
+    PREBUILT_STAGES_FILE,
     SNAPSTART_INITIALIZATION,
 )
 from handler.testing import signed_event
@@ -132,11 +133,14 @@ def lifecycle(
     shutil.copytree(
         REPO_ROOT / "handler",
         tools_package.root / "handler",
-        ignore=shutil.ignore_patterns("__pycache__", PREBUILT_MANIFEST_FILE),
+        ignore=shutil.ignore_patterns("__pycache__", PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE),
     )
     printed = tools_package.run("-m", "handler", "manifest")
     assert printed.returncode == 0, printed.stderr
     (tools_package.root / "handler" / PREBUILT_MANIFEST_FILE).write_text(printed.stdout, encoding="utf-8")
+    stages = tools_package.run("-m", "handler", "stages")
+    assert stages.returncode == 0, stages.stderr
+    (tools_package.root / "handler" / PREBUILT_STAGES_FILE).write_text(stages.stdout, encoding="utf-8")
     secret_id = f"median/snapstart-{uuid.uuid4().hex[:8]}"
     secrets.create_secret(Name=secret_id, SecretString=OLD_KEY)
     return tools_package, secret_id

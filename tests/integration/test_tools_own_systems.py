@@ -88,9 +88,9 @@ def test_a_secrets_json_member_and_a_secure_parameter_reach_the_tool(
 def test_a_secret_named_by_a_setting(
     median_aws: MedianAWS, runs: list[str], client: MedianTestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # GIVEN a secret whose name is configuration (here, the environment's; settings.toml per stage in a project)
+    # GIVEN a secret whose name is configuration (here, an override's; settings.toml per stage in a project)
     median_aws.create_secret("median-tools-staging/carrier-token", TOKEN)
-    monkeypatch.setenv("CARRIER_TOKEN_SECRET", "median-tools-staging/carrier-token")
+    monkeypatch.setenv("MEDIAN_SETTING_CARRIER_TOKEN_SECRET", "median-tools-staging/carrier-token")
     register_token_tool(Secret(setting="CARRIER_TOKEN_SECRET"), runs)
     # WHEN the tool is called
     answer = client.call("parcelStatus", {})
@@ -480,18 +480,19 @@ def test_the_fixture_gives_every_test_an_empty_aws_and_fresh_caches(
 def test_a_value_set_for_one_test_is_the_one_its_tool_reads(
     monkeypatch: pytest.MonkeyPatch, scratch_registry: Registry, client: MedianTestClient
 ) -> None:
-    # GIVEN a tool whose Settings were read when it was registered
-    monkeypatch.setenv("PARCELS_TABLE", "registered")
+    # GIVEN a tool whose Settings were read at an earlier call
+    monkeypatch.setenv("MEDIAN_SETTING_PARCELS_TABLE", "registered")
 
     @tool(risk="low")
     def table_name(args: ParcelInput, settings: TableSettings) -> dict[str, Any]:
         """Tell the table's name."""
         return {"table": settings.parcels_table}
 
+    assert client.call("tableName", {}).body["output"] == {"table": "registered"}
     # WHEN a later test sets another value (here: the plugin's reset between tests, run by hand)
     from handler.testing import forget_what_a_container_keeps
 
     forget_what_a_container_keeps()
-    monkeypatch.setenv("PARCELS_TABLE", "this-test")
+    monkeypatch.setenv("MEDIAN_SETTING_PARCELS_TABLE", "this-test")
     # THEN the tool reads that test's value
     assert client.call("tableName", {}).body["output"] == {"table": "this-test"}

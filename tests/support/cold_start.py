@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import PREBUILT_MANIFEST_FILE
+from handler.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE
 from handler.runtime.env import tools_package
 from handler.testing import TestAnswer, answer_of
 
@@ -54,6 +54,7 @@ class ColdStart:
     response: dict[str, Any]  # as lambda_handler returned it
     modules: frozenset[str]  # every module the process had imported by then
     seconds: float  # the whole process, Python's start included
+    output: str = ""  # what it printed before its report: the handler's log lines and metrics, as on Lambda
 
     @property
     def answer(self) -> TestAnswer:
@@ -62,12 +63,12 @@ class ColdStart:
 
 def lay_out_artifact(directory: Path, *, prebuilt_manifest: bool = True) -> Path:
     """handler/ and the tools package copied to `directory` as `sam build` lays them out, with the
-    manifest the build writes (`python -m handler manifest`) when `prebuilt_manifest`.
+    manifest and the stages the build writes (`python -m handler manifest`, `stages`) when `prebuilt_manifest`.
 
     The tools package is the one served here: `tools`, or the one $MEDIAN_TOOLS_PACKAGE names,
     copied to the same import path (give `cold_start` the same variable to serve it).
     """
-    ignore = shutil.ignore_patterns("__pycache__", PREBUILT_MANIFEST_FILE)
+    ignore = shutil.ignore_patterns("__pycache__", PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE)
     package = tools_package()
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -75,10 +76,11 @@ def lay_out_artifact(directory: Path, *, prebuilt_manifest: bool = True) -> Path
     shutil.copytree(_PROJECT_ROOT / "handler", directory / "handler", ignore=ignore)
     shutil.copytree(spec.submodule_search_locations[0], directory.joinpath(*package.split(".")), ignore=ignore)
     if prebuilt_manifest:
-        printed = subprocess.run(
-            [sys.executable, "-m", "handler", "manifest"], cwd=_PROJECT_ROOT, check=True, capture_output=True
-        )
-        (directory / "handler" / PREBUILT_MANIFEST_FILE).write_bytes(printed.stdout)
+        for command, written in (("manifest", PREBUILT_MANIFEST_FILE), ("stages", PREBUILT_STAGES_FILE)):
+            printed = subprocess.run(  # noqa: S603 - this interpreter, the handler's own CLI, a fixed command
+                [sys.executable, "-m", "handler", command], cwd=_PROJECT_ROOT, check=True, capture_output=True
+            )
+            (directory / "handler" / written).write_bytes(printed.stdout)
     return directory
 
 
@@ -109,5 +111,6 @@ def cold_start(
     if finished.returncode != 0:
         raise RuntimeError(f"the cold process failed:\n{finished.stderr.decode('utf-8', errors='replace')}")
     # The report is the last line: log lines and metrics come before it.
-    report = json.loads(finished.stdout.decode("utf-8").rstrip("\n").rsplit("\n", 1)[-1])
-    return ColdStart(report["response"], frozenset(report["modules"]), seconds)
+    printed, _, last = finished.stdout.decode("utf-8").rstrip("\n").rpartition("\n")
+    report = json.loads(last)
+    return ColdStart(report["response"], frozenset(report["modules"]), seconds, printed)

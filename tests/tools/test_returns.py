@@ -2,8 +2,8 @@
 
 `median_aws` (handler.testing's pytest fixture) gives each test an empty AWS on moto's server,
 with the tools' clients and `Secret` pointed at it. The carrier is a small HTTP server on
-this machine, whose URL the test sets as PICKUP_API_URL: the environment comes before
-tools/settings.toml.
+this machine, whose URL the test sets with MEDIAN_SETTING_PICKUP_API_URL: an override in the
+environment comes before tools/settings.toml.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def median() -> MedianTestClient:
 @pytest.fixture
 def returns_table(median_aws: MedianAWS, monkeypatch: pytest.MonkeyPatch) -> str:
     """The returns table, as template.yaml's ReturnsTable makes it, under a name only this test uses."""
-    monkeypatch.setenv("RETURNS_TABLE", "returns-under-test")
+    monkeypatch.setenv("MEDIAN_SETTING_RETURNS_TABLE", "returns-under-test")
     median_aws.client("dynamodb").create_table(
         TableName="returns-under-test",
         KeySchema=[{"AttributeName": "orderNumber", "KeyType": "HASH"}],
@@ -76,12 +76,13 @@ class Carrier:
 
 @pytest.fixture
 def carrier(median_aws: MedianAWS, monkeypatch: pytest.MonkeyPatch) -> Iterator[Carrier]:
-    """The stand-in carrier as PICKUP_API_URL, and its token in moto's Secrets Manager."""
+    """The stand-in carrier as PICKUP_API_URL (its override, MEDIAN_SETTING_PICKUP_API_URL), and its token in
+    moto's Secrets Manager."""
     stand_in = Carrier()
     thread = threading.Thread(target=stand_in.server.serve_forever, daemon=True)
     thread.start()
-    monkeypatch.setenv("PICKUP_API_URL", stand_in.url)
-    monkeypatch.setenv("PICKUP_API_TOKEN_SECRET", TOKEN_SECRET)
+    monkeypatch.setenv("MEDIAN_SETTING_PICKUP_API_URL", stand_in.url)
+    monkeypatch.setenv("MEDIAN_SETTING_PICKUP_API_TOKEN_SECRET", TOKEN_SECRET)
     median_aws.create_secret(TOKEN_SECRET, "carrier-test-token")
     try:
         yield stand_in
@@ -132,7 +133,7 @@ def test_without_its_table_start_return_says_the_store_is_not_answering(
     median: MedianTestClient, median_aws: MedianAWS, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN RETURNS_TABLE naming a table that does not exist
-    monkeypatch.setenv("RETURNS_TABLE", "no-such-table")
+    monkeypatch.setenv("MEDIAN_SETTING_RETURNS_TABLE", "no-such-table")
     # WHEN the agent opens a return
     answer = median.call("startReturn", RETURN)
     # THEN the tool's own message, with what to do, reaches Median
@@ -201,7 +202,7 @@ def test_without_its_token_pickup_slots_does_not_run(
     median: MedianTestClient, median_aws: MedianAWS, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN no carrier token in Secrets Manager
-    monkeypatch.setenv("PICKUP_API_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("MEDIAN_SETTING_PICKUP_API_URL", "http://127.0.0.1:9")
     # WHEN the agent asks for pickup slots
     answer = median.call("pickupSlots", {"postcode": "LS1 4DT"})
     # THEN the tool did not run, Median is told to retry, and no answer carries the secret's name

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from handler.authoring.registry import Registry
+    from handler.testing import MedianTestClient
+    from tests.conftest import LogCapture
 
 THIS_FILE = shown_path(__file__)
 
@@ -69,6 +71,7 @@ def _the_base_class() -> None:
 def _unset_setting() -> None:
     @tool(risk="low")
     def parcel_status(args: ParcelInput, token: str = Secret(setting="NO_SUCH_SECRET_NAME")) -> dict[str, Any]:
+        """Tell where a parcel is."""
         return {}
 
 
@@ -102,12 +105,6 @@ def _unset_setting() -> None:
             "parameter 'settings': annotate it with your own subclass of Settings, not Settings",
             id="Settings itself",
         ),
-        pytest.param(
-            _unset_setting,
-            "parameter 'token' = Secret(setting='NO_SUCH_SECRET_NAME'): NO_SUCH_SECRET_NAME is not set, so the "
-            "secret's name is unknown: add `NO_SUCH_SECRET_NAME = ...` to",
-            id="a setting that is not set",
-        ),
     ],
 )
 def test_a_dependency_mistake_names_the_authors_line_and_the_fix(declared: Callable[[], None], expected: str) -> None:
@@ -120,3 +117,22 @@ def test_a_dependency_mistake_names_the_authors_line_and_the_fix(declared: Calla
     message = str(refused.value)
     assert message.startswith(f"{THIS_FILE}:{line}: parcel_status: ")
     assert expected in message
+
+
+def test_a_setting_that_names_no_secret_is_no_mistake_of_declaration_but_stops_that_tools_calls(
+    scratch_registry: Registry, client: MedianTestClient, logs: LogCapture
+) -> None:
+    # GIVEN a tool whose secret's name comes from a setting that no file sets (one stage's value, missing)
+    _unset_setting()
+    # WHEN it is registered and called
+    [registered] = scratch_registry.tools
+    answer = client.call("parcelStatus", {"parcel": "P-1"})
+    # THEN it is served (its stage's values are `make check`'s to hold), and its call did not run, saying why in the log
+    assert registered.name == "parcelStatus"
+    assert answer.status == 500
+    assert "did not run; retry" in answer.body["error"]["message"]
+    [record] = [each for each in logs.records() if each["message"].startswith("Tool parcelStatus did not run")]
+    assert record["cause"].startswith(
+        "Secret(setting='NO_SUCH_SECRET_NAME'): NO_SUCH_SECRET_NAME is not set, so the secret's name is unknown: "
+        "add `NO_SUCH_SECRET_NAME = ...` to "
+    )

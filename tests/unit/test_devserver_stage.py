@@ -1,7 +1,6 @@
-"""`make serve` says which table of settings.toml the tools read when $MEDIAN_STAGE names a stage.
-
-A stage without a table reads [default] alone, which is right for a deployed stage that needs no
-values of its own, and silent for a misspelt `MEDIAN_STAGE=stagging make serve`.
+"""`make serve` says which table of settings.toml the tools read when $MEDIAN_STAGE names a stage, and
+refuses to start as one that settings.toml does not have, as a deployed function refuses to serve:
+`MEDIAN_STAGE=stagging make serve` would otherwise look like staging and serve [default]'s values.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from devserver.__main__ import _stage_line
+from devserver.__main__ import _refused_stage, _stage_line, main
 from handler.authoring.settings import STAGE_ENV, forget_configuration
 from handler.protocol import TOOLS_PACKAGE_ENV
 from handler.runtime.env import shown_path
@@ -58,18 +57,32 @@ def test_a_stage_with_a_table_is_named_with_what_the_tools_read(
     assert line == f"Stage staging: the tools read {settings_file} [staging], then [default]."
 
 
-def test_a_misspelt_stage_is_warned_of_with_the_tables_there_are(
+def test_a_misspelt_stage_is_refused_with_the_stages_there_are(
     settings_file: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN MEDIAN_STAGE=stagging, a stage settings.toml has no table for
     monkeypatch.setenv(STAGE_ENV, "stagging")
     # WHEN make serve starts
-    line = _stage_line()
-    # THEN it warns that [default] alone is read, names the tables there are, and says what to do
-    assert line == (
-        f"warning: MEDIAN_STAGE=stagging names no table of {settings_file} (it has default, production, staging), "
-        "so the tools read [default] alone: check its spelling, or add a [stagging] table."
+    refused = _refused_stage()
+    # THEN it refuses, naming the stages there are and what to do, as a deployed function would refuse
+    assert refused == (
+        f"MEDIAN_STAGE=stagging names no stage of {settings_file}, whose stages are default, production, staging: "
+        "check its spelling, or add a [stagging] table to the file (it may be empty)"
     )
+
+
+def test_make_serve_exits_at_once_on_a_misspelt_stage(
+    settings_file: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN MEDIAN_STAGE=stagging
+    monkeypatch.setenv(STAGE_ENV, "stagging")
+    # WHEN make serve starts
+    code = main()
+    # THEN it serves nothing and exits 2, with the reason on one line
+    assert code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: MEDIAN_STAGE=stagging names no stage of ")
+    assert error.rstrip().endswith("A function deployed as it would refuse every request.")
 
 
 @pytest.mark.parametrize("value", ["", "default"])
@@ -77,5 +90,6 @@ def test_the_default_stage_says_nothing(settings_file: str, monkeypatch: pytest.
     # GIVEN no stage named, or the default one
     monkeypatch.setenv(STAGE_ENV, value)
     # WHEN make serve starts
-    # THEN there is no stage line to read
+    # THEN there is no stage line to read, and nothing refused
     assert _stage_line() is None
+    assert _refused_stage() is None

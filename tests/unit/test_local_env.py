@@ -63,13 +63,15 @@ def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 @pytest.fixture
 def template(tmp_path: Path) -> Path:
-    """template.yaml with the carrier's variables declared, empty, as docs/configuration.md advises."""
+    """template.yaml with the carrier's overrides declared, empty, as docs/configuration.md advises."""
     path = tmp_path / "template.yaml"
     shutil.copy(ROOT / "template.yaml", path)
     anchor = "          MEDIAN_STAGE: !Ref Stage\n"
     source = path.read_text(encoding="utf-8")
     assert source.count(anchor) == 1
-    declared = "".join(f'          {name}: ""\n' for name in ("CARRIER_BASE_URL", "CARRIER_RETRIES", "CARRIER_REGION"))
+    declared = "".join(
+        f'          MEDIAN_SETTING_{name}: ""\n' for name in ("CARRIER_BASE_URL", "CARRIER_RETRIES", "CARRIER_REGION")
+    )
     path.write_text(source.replace(anchor, anchor + declared), encoding="utf-8")
     return path
 
@@ -85,15 +87,18 @@ def local_env(tmp_path: Path, template: Path) -> dict[str, str]:
 def test_each_declared_variable_gets_the_value_make_serve_sees(
     tmp_path: Path, template: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # GIVEN the staging stage locally, and one value also set in the shell
+    # GIVEN the staging stage locally, one value overridden in the shell, and another set under its own name
     monkeypatch.setenv(STAGE_ENV, "staging")
-    monkeypatch.setenv("CARRIER_REGION", "us")
+    monkeypatch.setenv("MEDIAN_SETTING_CARRIER_REGION", "us")
+    monkeypatch.setenv("CARRIER_BASE_URL", "https://not-an-override.example")
     # WHEN local-env writes sam local's env.json
     parameters = local_env(tmp_path, template)
-    # THEN each declared variable has its value by the one order: the shell, the local file, the stage, [default]
-    assert parameters["CARRIER_REGION"] == "us"
-    assert parameters["CARRIER_RETRIES"] == "0"
-    assert parameters["CARRIER_BASE_URL"] == "https://staging.example"
+    # THEN each declared override has its value by the one order: the shell's override, the local file, the
+    # stage, [default]; a variable of the setting's own name is no override
+    assert parameters["MEDIAN_SETTING_CARRIER_REGION"] == "us"
+    assert parameters["MEDIAN_SETTING_CARRIER_RETRIES"] == "0"
+    assert parameters["MEDIAN_SETTING_CARRIER_BASE_URL"] == "https://staging.example"
+    assert "CARRIER_BASE_URL" not in parameters
     # AND the function under sam local reads settings.toml for the same stage
     assert parameters[STAGE_ENV] == "staging"
 
@@ -118,8 +123,13 @@ def test_a_local_value_the_template_does_not_declare_is_named_with_the_fix(
     # THEN it is not there (sam local would drop it), and stderr says so, why, and how to pass it
     assert "SANDBOX_ONLY_FLAG" not in parameters
     note = capsys.readouterr().err
-    assert "sam local sets only the variables template.yaml declares, so SANDBOX_ONLY_FLAG from" in note
-    assert 'declare it in the function\'s Environment.Variables with an empty value (NAME: "")' in note
+    assert (
+        "sam local sets only the variables template.yaml declares, so IDEMPOTENCY_TABLE, SANDBOX_ONLY_FLAG from" in note
+    )
+    assert (
+        "declare its override in the function's Environment.Variables with an empty value "
+        '(MEDIAN_SETTING_IDEMPOTENCY_TABLE: "")' in note
+    )
     # AND the local file's [secrets], which seed moto under make serve, are neither written nor taken for a value
     assert "local-dev-token" not in json.dumps(parameters)
     assert "secrets" not in note
@@ -153,3 +163,34 @@ def test_the_local_files_seed_tables_are_not_values_and_any_other_table_is_refus
         settings.local_values()
     assert "[production] is a table" in str(refused.value)
     assert "the [secrets] and [parameters] tables that seed `make serve LOCAL_AWS=moto`" in str(refused.value)
+
+
+@pytest.mark.usefixtures("tools")
+def test_a_stage_settings_toml_does_not_have_stops_it_with_the_fix(
+    tmp_path: Path, template: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a misspelt stage
+    monkeypatch.setenv(STAGE_ENV, "stagging")
+    # WHEN local-env runs, as make invoke and make start-api run it
+    code = main(["local-env", "--output", str(tmp_path / "env.json"), "--template", str(template)])
+    # THEN it writes nothing and says why: sam local would refuse every request
+    assert code == 2
+    assert not (tmp_path / "env.json").exists()
+    error = capsys.readouterr().err
+    assert error.startswith("error: MEDIAN_STAGE=stagging names no stage of ")
+    assert "whose stages are default, staging: check its spelling, or add a [stagging] table" in error
+
+
+def test_a_local_file_that_is_not_toml_is_named_as_this_machines(
+    tools: Path, tmp_path: Path, template: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a local file with a TOML mistake
+    (tools / "settings.local.toml").write_text('CARRIER_RETRIES = "0\n', encoding="utf-8")
+    forget_configuration()
+    # WHEN local-env runs
+    code = main(["local-env", "--output", str(tmp_path / "env.json"), "--template", str(template)])
+    # THEN it stops, naming the file and the parser's line
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "settings.local.toml: not valid TOML" in error
+    assert "line 1" in error

@@ -1,7 +1,13 @@
-"""scripts/remove_example_blocks.py: "Make it yours" leaves a template and settings that still deploy."""
+"""scripts/remove_example_blocks.py: "Make it yours" leaves a template and settings that still deploy.
+
+Run on this project's own template.yaml and settings.toml as they stand (the examples', or the
+user's once "Make it yours" ran), and never expecting what they hold: what the examples' blocks
+themselves declare is tests/tools/test_returns_template.py's, deleted with them.
+"""
 
 from __future__ import annotations
 
+import re
 import shutil
 import tomllib
 from typing import TYPE_CHECKING
@@ -26,26 +32,67 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+# An oracle of its own, not the script's loop: an opening line, everything up to the first closing line
+# of the same name, and that line.
+_BLOCK = re.compile(r"^[ \t]*# >>> example: (?P<name>[\w-]+).*?^[ \t]*# <<< example: (?P=name)[^\n]*\n", re.M | re.S)
+
+
 def test_the_template_without_its_example_blocks_still_checks_and_translates(tmp_path: Path) -> None:
-    # GIVEN a copy of template.yaml and tools/settings.toml as the repository has them
+    # GIVEN a copy of template.yaml and tools/settings.toml as this project has them: the examples' blocks, or
+    # none left once "Make it yours" ran, among whatever the user has added
     root = project(tmp_path)
+    before = {name: (root / name).read_text(encoding="utf-8") for name in FILES}
+    template_checked = check(load_template(root / "template.yaml")) == []
     # WHEN the examples' blocks are deleted
     assert main(root) == 0
+    # THEN each file is itself less exactly its blocks: nothing else it held is touched
+    after = {name: (root / name).read_text(encoding="utf-8") for name in FILES}
+    assert after == {name: _BLOCK.sub("", text) for name, text in before.items()}
+    assert not any("# >>> example" in text or "# <<< example" in text for text in after.values())
+    # AND the template is still one SAM translates, and make validate accepts if it did before
     template = load_template(root / "template.yaml")
-    # THEN no block is left, and what an example added is gone: its table, its policy, its variable
-    text = (root / "template.yaml").read_text(encoding="utf-8")
-    assert "# >>> example" not in text
-    assert "# <<< example" not in text
-    assert "ReturnsTable" not in text
-    assert "RETURNS_TABLE" not in text
-    # AND the template is still one make validate and SAM accept, its parameters in step
-    assert check(template) == []
-    stack = translated(template)
-    assert "MedianToolsFunction" in stack.resources
-    # AND settings.toml still parses, every stage table kept, with no example's value in it
-    settings = tomllib.loads((root / "tools/settings.toml").read_text(encoding="utf-8"))
-    assert {"default", "staging", "production"} <= set(settings)
-    assert not any(table for table in settings.values())
+    assert "MedianToolsFunction" in translated(template).resources
+    if template_checked:
+        assert check(template) == []
+    # AND settings.toml still parses, every stage table it had kept
+    tables = set(tomllib.loads(before["tools/settings.toml"]))
+    assert tables <= set(tomllib.loads(after["tools/settings.toml"]))
+
+
+USERS_SETTINGS = """\
+[default]
+CARRIER_BASE_URL = "https://sandbox.carrier.example"
+# >>> example: returns
+RETURNS_TABLE = "returns"
+# <<< example: returns
+CARRIER_TIMEOUT_SECONDS = 5
+
+[staging]
+# >>> example: returns
+PICKUP_API_TOKEN_SECRET = "median-tools-staging/pickup-api-token"
+# <<< example: returns
+CARRIER_TOKEN_SECRET = "median-tools-staging/carrier-token"
+
+[production]
+CARRIER_BASE_URL = "https://api.carrier.example"
+# >>> example: returns
+PICKUP_API_URL = "https://api.pickups.example"
+# <<< example: returns
+"""
+
+
+def test_the_examples_values_go_and_the_users_own_stay_in_every_stage(tmp_path: Path) -> None:
+    # GIVEN a settings.toml holding the user's own values in every stage, around the examples' blocks
+    root = project(tmp_path)
+    (root / "tools/settings.toml").write_text(USERS_SETTINGS, encoding="utf-8")
+    # WHEN the examples' blocks are deleted
+    assert main(root) == 0
+    # THEN every stage keeps the user's values, and none of the examples'
+    assert tomllib.loads((root / "tools/settings.toml").read_text(encoding="utf-8")) == {
+        "default": {"CARRIER_BASE_URL": "https://sandbox.carrier.example", "CARRIER_TIMEOUT_SECONDS": 5},
+        "staging": {"CARRIER_TOKEN_SECRET": "median-tools-staging/carrier-token"},
+        "production": {"CARRIER_BASE_URL": "https://api.carrier.example"},
+    }
 
 
 def test_run_again_it_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,10 +1,13 @@
-"""docs/inspector.png is retaken only when what it shows may have changed."""
+"""docs/inspector.png is retaken only when asked (`make screenshot`), and then only when what it shows may have
+changed: a run of the browser tests writes its screenshot into a folder of its own."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tests.browser.screenshot import keep_current, stored_fingerprint
+import pytest
+
+from tests.browser.screenshot import REFRESH_ENV, keep_current, screenshot_target, stored_fingerprint
 from tests.devserver_process import REPO
 
 if TYPE_CHECKING:
@@ -32,3 +35,18 @@ def test_the_checked_in_screenshot_carries_its_fingerprint() -> None:
     # WHEN its fingerprint is read
     # THEN there is one: a run with the same page and tools will not rewrite it
     assert stored_fingerprint(SCREENSHOT) is not None
+
+
+@pytest.mark.parametrize(("asked", "written_to_docs"), [(None, False), ("0", False), ("1", True)])
+def test_the_tracked_image_is_written_only_when_a_refresh_is_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, asked: str | None, written_to_docs: bool
+) -> None:
+    # GIVEN a run with or without make screenshot's MEDIAN_REFRESH_SCREENSHOT=1
+    if asked is None:
+        monkeypatch.delenv(REFRESH_ENV, raising=False)
+    else:
+        monkeypatch.setenv(REFRESH_ENV, asked)
+    # WHEN the browser test picks where to write its screenshot
+    target = screenshot_target(SCREENSHOT, tmp_path)
+    # THEN it is docs/inspector.png only when asked; otherwise a file of the test's own folder
+    assert target == (SCREENSHOT if written_to_docs else tmp_path / "inspector.png")
