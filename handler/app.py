@@ -16,7 +16,7 @@ from handler.protocol import ALLOWED_METHODS, MAX_BODY_BYTES, PREBUILT_MANIFEST_
 from handler.request.events import BadEvent, BodyTooLarge, method_of, read_request
 from handler.request.responses import error_answer, method_not_allowed, raw_json_answer
 from handler.request.signature import SignatureError, matches, parse_header
-from handler.runtime import observability
+from handler.runtime import observability, time_limits
 from handler.runtime.observability import flush_metrics, record_rejected_signature, traced_handler
 from handler.snapstart import register_hooks_under_snapstart
 
@@ -103,13 +103,17 @@ def _import_handle_post() -> HandlePost:
     return handle_post
 
 
-def _verified(request: Request, header: SignatureHeader) -> bool:
-    """Whether the signature matches the key, reading the key anew once if it may have been rotated."""
-    key = key_source.get()
+def _verified(request: Request, header: SignatureHeader, context: LambdaContext | None) -> bool:
+    """Whether the signature matches the key, reading the key anew once if it may have been rotated.
+
+    A read ends in time to answer before the invocation's deadline (`context`), a stalled
+    Secrets Manager included: the answer is then 500 no_key, never Lambda's own timeout.
+    """
+    key = key_source.get(context)
     if matches(header, key, request.body):
         return True
     # A failed read here keeps the key in hand and is logged by the key source: the answer is 401.
-    fresh = key_source.refreshed_after_mismatch(key)
+    fresh = key_source.refreshed_after_mismatch(key, context)
     return fresh is not None and matches(header, fresh, request.body)
 
 
@@ -134,7 +138,7 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
 
     try:
         header = parse_header(request.header(SIGNATURE_HEADER))
-        if not _verified(request, header):
+        if not _verified(request, header, context):
             raise SignatureError.mismatch()
     except SignatureError as refused:
         observability.logger.warning("Signature refused", extra={"reason": refused.reason, "method": method})
@@ -165,6 +169,7 @@ def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         explain_locally("The request", reference, error, authors_frames_only=False)
         return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)
     finally:
+        time_limits.lift_all()  # none outlasts its invocation, whatever ended it
         flush_metrics()
 
 

@@ -213,11 +213,9 @@ def forget_secrets() -> None:
 def _client(service: str) -> Any:
     client = _clients.get(service)
     if client is None:
-        import boto3
+        from handler.runtime.aws_clients import bounded_client
 
-        from handler.runtime.aws_clients import bounded_config
-
-        client = _clients[service] = boto3.client(service, config=bounded_config())  # type: ignore[call-overload]
+        client = _clients[service] = bounded_client(service)
     return client
 
 

@@ -28,8 +28,9 @@ from handler.protocol import (
     ErrorCode,
 )
 from handler.request.responses import Answer, error_body, fits_in_a_response, holds_lone_surrogate, ok_body, to_json
-from handler.runtime.aws_clients import STORE_CALL, longest_call_seconds
+from handler.runtime.aws_clients import STORE_CALL, TOOL_MARGIN_SECONDS, longest_call_seconds
 from handler.runtime.observability import Metric, logger, record_tool_run, tool_segment
+from handler.runtime.time_limits import OUTBOUND_DEADLINE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -217,10 +218,12 @@ def _too_large(what: str, serialized: str, ctx: ToolContext) -> Answer:
     )
 
 
-def _timed_out(what: str, ctx: ToolContext) -> Answer:
+def _timed_out(what: str, ctx: ToolContext, raised: Exception | None = None) -> Answer:
     reference = ctx.reference
     # The answer's reference is all the caller has: the log line must carry it to be found by it.
-    logger.error(f"{what} timed out", extra={"call_id": ctx.call_id, "reference": reference})
+    # What the tool raised once its outbound calls were cut short is named by its type, never its text.
+    raised_type = {"error_type": type(raised).__name__} if raised is not None else {}
+    logger.error(f"{what} timed out", extra={"call_id": ctx.call_id, "reference": reference, **raised_type})
     return Answer(
         504,
         error_body(
@@ -234,15 +237,36 @@ def _timed_out(what: str, ctx: ToolContext) -> Answer:
 
 
 def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext, is_async: bool) -> Any:
-    remaining = ctx.remaining_seconds()
-    if is_async:
-        # Imported here: asyncio would cost every cold POST, sync tools' included, ~10-35 ms.
-        from handler.calls.event_loop import await_within
+    """The tool's result within its time; its outbound calls end TOOL_MARGIN_SECONDS before that, as a whole.
 
-        return await_within(remaining, function, kwargs)
+    Whatever library a tool calls out with, a step's timeout does not bound a call (a server
+    that trickles its answer never meets one): the calls the tool has under way when that time
+    is up are cut short with its library's own error (handler/runtime/time_limits.py), which the
+    tool turns into its own ToolError with the margin it has left.
+    """
+    remaining = ctx.remaining_seconds()
     if remaining is None:
+        if is_async:
+            from handler.calls.event_loop import await_within
+
+            return await_within(None, function, kwargs)
         return function(**kwargs)
-    return call_within(remaining, function, kwargs)
+    outbound_seconds = remaining - TOOL_MARGIN_SECONDS
+    token = OUTBOUND_DEADLINE.set(time.monotonic() + outbound_seconds)
+    try:
+        if is_async:
+            # Imported here: asyncio would cost every cold POST, sync tools' included, ~10-35 ms.
+            from handler.calls.event_loop import await_within
+
+            return await_within(remaining, function, kwargs, cut_after=outbound_seconds)
+        return call_within(remaining, function, kwargs, interrupt_after=outbound_seconds)
+    finally:
+        OUTBOUND_DEADLINE.reset(token)
+
+
+def _out_of_time(ctx: ToolContext) -> bool:
+    """Whether the time for the tool's outbound calls is up: what it raises now came of a call cut short."""
+    return ctx.deadline is not None and time.monotonic() >= ctx.deadline - TOOL_MARGIN_SECONDS
 
 
 def _run(
@@ -259,6 +283,8 @@ def _run(
             "error": {"code": ErrorCode.TOOL_ERROR, "message": declined.message},
         }
     except Exception as error:
+        if _out_of_time(ctx):  # a call cut short at its time, its error not caught: whether it did its work is unknown
+            return _timed_out(what, ctx, error)
         return _crashed(what, error, ctx)
     else:
         if isinstance(output, BaseModel):

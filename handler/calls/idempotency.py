@@ -123,11 +123,9 @@ def _store(table: str, expiry_seconds: int) -> DynamoDBPersistenceLayer:
 def _client() -> DynamoDBClient:
     # One client for every store: making a boto3 client costs ~0.1 s, a tenth of a request's whole budget.
     if not _clients:
-        import boto3
+        from handler.runtime.aws_clients import STORE_CALL, bounded_client
 
-        from handler.runtime.aws_clients import STORE_CALL, bounded_config
-
-        _clients.append(boto3.client("dynamodb", config=bounded_config(STORE_CALL)))
+        _clients.append(bounded_client("dynamodb", STORE_CALL))
     return _clients[0]
 
 
