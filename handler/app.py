@@ -12,9 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 from handler.calls.idempotency import log_state_at_cold_start
 from handler.key.source import KeyUnavailable, MedianKeySource, log_key_unavailable
-from handler.protocol import ALLOWED_METHODS, MAX_BODY_BYTES, PREBUILT_MANIFEST_FILE, SIGNATURE_HEADER, ErrorCode
+from handler.protocol import (
+    ALLOWED_METHODS,
+    MAX_BODY_BYTES,
+    MAX_QUOTED_PROBLEMS_CHARS,
+    MAX_RESPONSE_BYTES,
+    PREBUILT_MANIFEST_FILE,
+    SIGNATURE_HEADER,
+    ErrorCode,
+)
 from handler.request.events import BadEvent, BodyTooLarge, method_of, read_request
-from handler.request.responses import error_answer, method_not_allowed, raw_json_answer
+from handler.request.responses import error_answer, fits_in_a_response, method_not_allowed, raw_json_answer
 from handler.request.signature import SignatureError, matches, parse_header
 from handler.runtime import observability, time_limits
 from handler.runtime.observability import flush_metrics, record_rejected_signature, traced_handler
@@ -58,21 +66,23 @@ def _prebuilt_manifest() -> str | None:
 def _manifest_from_tools() -> tuple[int, str]:
     from handler.authoring.registry import ToolLoadError, load_tools
     from handler.manifest.build import build_manifest
-    from handler.request.responses import error_body, to_json
+    from handler.request.responses import error_body, shortened, to_json
 
     try:
         registry = load_tools()
     except ToolLoadError as failed:
         # Each line is `tools/<file>.py:<line>: <what is wrong>`: the author's place, not a traceback.
         observability.logger.error("The tools failed to import; GET answers 500", extra={"problems": failed.lines})
-        message = "The endpoint's tools failed to import: " + "; ".join(failed.lines)
+        listed = shortened("; ".join(failed.lines), MAX_QUOTED_PROBLEMS_CHARS)
+        message = "The endpoint's tools failed to import: " + listed
         return 500, to_json(error_body(ErrorCode.INVALID_MANIFEST, message, post=False))
     manifest, problems = build_manifest(registry)
     if problems:
         observability.logger.error(
             "The tools break Median's sync rules; GET answers 500", extra={"problems": [str(p) for p in problems]}
         )
-        message = "The endpoint's tools break Median's sync rules: " + "; ".join(str(p) for p in problems)
+        listed = shortened("; ".join(str(p) for p in problems), MAX_QUOTED_PROBLEMS_CHARS)
+        message = "The endpoint's tools break Median's sync rules: " + listed
         return 500, to_json(error_body(ErrorCode.INVALID_MANIFEST, message, post=False))
     return 200, to_json(manifest)
 
@@ -155,10 +165,39 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     return raw_json_answer(answer.status, answer.json())
 
 
+def _sendable(response: dict[str, Any], context: LambdaContext | None) -> dict[str, Any]:
+    """`response`, or, where Lambda could not return it, a 500 in JSON that can be sent and says why.
+
+    Every answer passes here, whatever made it (a refusal, a 422, a tool's output, a retry's
+    recorded answer, the manifest): past MAX_RESPONSE_BYTES, API Gateway would answer its own
+    502 without JSON. The answers that can grow are bounded where they are made; this holds for
+    whatever is not.
+    """
+    if fits_in_a_response(response):
+        return response
+    import json
+
+    reference = getattr(context, "aws_request_id", None) or os.urandom(16).hex()
+    body = response["body"]
+    observability.logger.error(
+        "The answer is over Lambda's response limit; answering 500 instead",
+        extra={"status": response.get("statusCode"), "body_characters": len(body), "reference": reference},
+    )
+    try:  # a POST's answers, recorded ones included, carry `ok`: the 500 is shaped as theirs are
+        post = "ok" in json.loads(body)
+    except (ValueError, TypeError):
+        post = False
+    message = (
+        f"The answer is over the {MAX_RESPONSE_BYTES:,} bytes Lambda can return, so it was not sent; "
+        f"reference {reference}."
+    )
+    return error_answer(500, ErrorCode.INTERNAL_ERROR, message, post=post)
+
+
 @traced_handler
 def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     try:
-        return _serve(event, context)
+        return _sendable(_serve(event, context), context)
     except Exception as error:  # the last line of defence: Median gets JSON, never a Lambda error
         reference = getattr(context, "aws_request_id", None) or os.urandom(16).hex()
         observability.logger.error(

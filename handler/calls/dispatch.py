@@ -19,6 +19,7 @@ from handler.calls.whole_numbers import WholeFloat, whole_floats_as_integers
 from handler.protocol import (
     MAX_INPUT_ERROR_DETAILS,
     MAX_NESTING_DEPTH,
+    MAX_QUOTED_FIELD_CHARS,
     MAX_RESPONSE_BYTES,
     OP_CALL,
     OP_DIAGNOSTICS,
@@ -27,7 +28,7 @@ from handler.protocol import (
     TOOL_TIME_MARGIN_SECONDS,
     ErrorCode,
 )
-from handler.request.responses import Answer, error_body, fits_in_a_response, holds_lone_surrogate, ok_body, to_json
+from handler.request.responses import Answer, body_fits, error_body, holds_lone_surrogate, ok_body, to_json
 from handler.runtime.aws_clients import STORE_CALL, TOOL_MARGIN_SECONDS, longest_call_seconds
 from handler.runtime.observability import Metric, logger, record_tool_run, tool_segment
 from handler.runtime.time_limits import OUTBOUND_DEADLINE
@@ -144,12 +145,16 @@ def _check_version(document: dict[str, Any]) -> None:
         )
 
 
+def _quoted_field(error: Mapping[str, Any]) -> str:
+    # An unknown field's name is the caller's, of any length: quoted to the longest a field of the
+    # tool's own may have, so that a 422 fits in a response whatever names it lists.
+    field = ".".join(str(part) for part in error["loc"]) or "input"
+    return field if len(field) <= MAX_QUOTED_FIELD_CHARS else field[:MAX_QUOTED_FIELD_CHARS] + "…"
+
+
 def _invalid_input(errors: Sequence[Mapping[str, Any]]) -> Refusal:
     # Capped: the problems of a 1 MiB body of unknown fields would make an answer over Lambda's limit.
-    details = [
-        {"field": ".".join(str(part) for part in error["loc"]) or "input", "message": error["msg"]}
-        for error in errors[:MAX_INPUT_ERROR_DETAILS]
-    ]
+    details = [{"field": _quoted_field(error), "message": error["msg"]} for error in errors[:MAX_INPUT_ERROR_DETAILS]]
     omitted = max(0, len(errors) - MAX_INPUT_ERROR_DETAILS)
     fields = ", ".join(sorted({detail["field"] for detail in details}))
     more = f" ({len(errors):,} problems; the first {len(details)} are listed)" if omitted else ""
@@ -294,7 +299,7 @@ def _run(
         serialized = to_json(body)
     except (TypeError, ValueError, RecursionError) as error:  # RecursionError: nested too deep to serialise
         return _crashed(f"{what} (its return value is not JSON)", error, ctx, returned=True)
-    if not fits_in_a_response(serialized):
+    if not body_fits(serialized):
         return _too_large(what, serialized, ctx)
     return Answer(200, body, serialized)
 
