@@ -7,7 +7,8 @@ Like FastMCP's `Depends()`: the default marks the parameter as the framework's t
 the tool's schema never shows it. Each value is cached per container with the Median key's
 outage behaviour (handler/key/source.py, `KeptReads`): kept for `cache_seconds`; at most one read per
 MIN_REFRESH_SECONDS whatever happens, a failed read remembered for that long; a good value
-kept through failed reads for STALE_IF_ERROR_SECONDS past its lifetime.
+kept through failed reads for STALE_IF_ERROR_SECONDS past its lifetime. Each lifetime declared
+for a value has its entry: two tools reading one secret for 0 and 300 s each get theirs.
 
 Read through the AWS Parameters and Secrets Lambda Extension when it is on (its port is set),
 so a call that needs a secret imports no boto3 for it; through boto3 when it is off or gives
@@ -93,7 +94,10 @@ class Dependency:
         raise NotImplementedError
 
     def cache_key(self, name: str) -> str:
-        return f"{self.kind}:{name}"
+        """The entry its value is kept in: one per value and lifetime, so that each tool reading one
+        value keeps it for the lifetime it declared (a tool asking for 0 s never gets what another
+        keeps for 300 s)."""
+        return f"{self.kind}:{name}@{float(self.cache_seconds)!r}"
 
     def value(self) -> str:
         """This container's value; raises SecretUnavailable with the cause."""
@@ -153,8 +157,9 @@ class SecretSource(Dependency):
         return str(member)
 
     def cache_key(self, name: str) -> str:
-        # Per secret and field: two fields of one secret are two values.
-        return f"secret:{name}" if self.field is None else f"secret:{name}#{self.field}"
+        # Per secret, field and lifetime: two fields of one secret are two values.
+        whole = super().cache_key(name)
+        return whole if self.field is None else f"{whole}#{self.field}"
 
 
 class ParameterSource(Dependency):

@@ -109,6 +109,9 @@ class KeptReads:
     It lives here, not in a module of its own, because a cold GET already imports this module
     for the key: one more module would be one more import on the path bench/README.md times.
     `read` callables raise `unavailable` (an Exception subclass taking one message) on failure.
+    An entry (`name`) keeps one value for one lifetime: a caller whose readers declare several
+    lifetimes for one value names an entry for each (the tools' Secret and Parameter do), or the
+    first read's lifetime would serve them all.
     """
 
     def __init__(
