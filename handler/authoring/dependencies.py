@@ -114,6 +114,9 @@ class Dependency:
 class SecretSource(Dependency):
     """A secret in AWS Secrets Manager: its SecretString, or with `field`, one member of its JSON object.
 
+    The JSON is read as strictly as a request body (handler/runtime/strict_json.py), and a number
+    member is given as written: `"port": 5432` is "5432", `1e2` is "1e2", never "100.0".
+
         token: str = Secret("median-tools/carrier-token")
         token: str = Secret(setting="CARRIER_TOKEN_SECRET")  # its name from the tool's configuration
         password: str = Secret("median-tools/warehouse-db", field="password")
@@ -147,12 +150,26 @@ class SecretSource(Dependency):
             raise SecretUnavailable(f"secret {name!r} holds binary data (SecretBinary), not a SecretString")
         if self.field is None:
             return text
+        return self._member(name, text)
+
+    def _member(self, name: str, text: str) -> str:
+        """The `field` member of the secret's JSON object, read as a request body is; a number as it is written.
+
+        The causes name the secret and the rule, never the value (the parser's own words quote none).
+        """
+        from handler.runtime.strict_json import loads_as_written
+
         try:
-            document = json.loads(text)
-        except ValueError:
-            document = None
+            document = loads_as_written(text)
+        except json.JSONDecodeError as error:
+            raise SecretUnavailable(
+                f"secret {name!r} is not valid JSON (line {error.lineno}, column {error.colno}), "
+                f"so it has no {self.field!r} member"
+            ) from None
+        except ValueError as refused:
+            raise SecretUnavailable(f"secret {name!r} is not JSON this endpoint accepts: {refused}") from None
         member = document.get(self.field) if isinstance(document, dict) else None
-        if not isinstance(member, str | int | float) or isinstance(member, bool):
+        if not isinstance(member, str):  # a number is a NumberText: its text as written
             raise SecretUnavailable(f"secret {name!r} is not a JSON object with a text or number {self.field!r} member")
         return str(member)
 

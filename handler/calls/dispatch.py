@@ -31,6 +31,7 @@ from handler.protocol import (
 from handler.request.responses import Answer, body_fits, error_body, holds_lone_surrogate, ok_body, to_json
 from handler.runtime.aws_clients import STORE_CALL, TOOL_MARGIN_SECONDS, longest_call_seconds
 from handler.runtime.observability import Metric, logger, record_tool_run, tool_segment
+from handler.runtime.strict_json import TOO_DEEP, nests_deeper_than, object_without_duplicates, refuse_constant
 from handler.runtime.time_limits import OUTBOUND_DEADLINE
 
 if TYPE_CHECKING:
@@ -57,10 +58,6 @@ class Refusal(Exception):
         self.answer = Answer(status, error_body(code, message, post=True, details=details, omitted=omitted))
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _finite_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
@@ -69,42 +66,16 @@ def _finite_float(text: str) -> float:
     return WholeFloat(value, text) if value.is_integer() else value
 
 
-def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # Two parsers that keep different copies of a repeated key can be made to disagree.
-    document = dict(pairs)
-    if len(document) != len(pairs):
-        raise ValueError("an object repeats a key")
-    return document
-
-
 # Built once: json.loads with hooks builds a decoder and its scanner on every call, ~1.5 us
 # of a warm POST. A decoder keeps no state between documents.
+# The rules (no constants, no repeated member, bounded nesting) are handler/runtime/strict_json.py's,
+# which a tool's JSON secret and the Median key's are read by too; a number here keeps what the
+# tool's schema makes of it (_finite_float), where a secret's is given as written.
 _STRICT_DECODER = json.JSONDecoder(
-    parse_constant=_refuse_constant,
+    parse_constant=refuse_constant,
     parse_float=_finite_float,
-    object_pairs_hook=_object_without_duplicates,
+    object_pairs_hook=object_without_duplicates,
 )
-
-
-_TOO_DEEP = f"it nests objects and arrays more than {MAX_NESTING_DEPTH} deep"
-
-
-def nests_deeper_than(document: Any, limit: int) -> bool:
-    """Whether objects and arrays nest more than `limit` deep in `document`, itself counting as one.
-
-    A loop over one level at a time, not a recursion: the document may be as deep as the parser's limit.
-    """
-    level = [document]
-    for _ in range(limit):
-        deeper: list[Any] = []
-        for container in level:
-            for value in container.values() if isinstance(container, dict) else container:
-                if isinstance(value, (dict, list)):
-                    deeper.append(value)
-        if not deeper:
-            return False
-        level = deeper
-    return True
 
 
 def _may_nest_deeper_than(body: bytes, limit: int) -> bool:
@@ -125,12 +96,12 @@ def parse_body(body: bytes) -> dict[str, Any]:
             400, ErrorCode.BAD_REQUEST, f"The body is not valid JSON (line {error.lineno}, column {error.colno})."
         ) from None
     except (ValueError, RecursionError) as error:
-        reason = _TOO_DEEP if isinstance(error, RecursionError) else str(error)
+        reason = TOO_DEEP if isinstance(error, RecursionError) else str(error)
         raise Refusal(400, ErrorCode.BAD_REQUEST, f"The body is not JSON this endpoint accepts: {reason}.") from None
     if not isinstance(document, dict):
         raise Refusal(400, ErrorCode.BAD_REQUEST, "The body must be a JSON object.")
     if _may_nest_deeper_than(body, MAX_NESTING_DEPTH) and nests_deeper_than(document, MAX_NESTING_DEPTH):
-        raise Refusal(400, ErrorCode.BAD_REQUEST, f"The body is not JSON this endpoint accepts: {_TOO_DEEP}.")
+        raise Refusal(400, ErrorCode.BAD_REQUEST, f"The body is not JSON this endpoint accepts: {TOO_DEEP}.")
     return document
 
 

@@ -58,12 +58,18 @@ def key_from_secret_value(value: str) -> str:
     """The key held by a secret's SecretString: the trimmed string, or the trimmed "key" of a JSON object."""
     text = value.strip()
     if text.startswith("{"):
+        # Read as a request body is (handler/runtime/strict_json.py): a repeated "key" is refused,
+        # not taken as whichever copy this parser keeps.
+        from handler.runtime.strict_json import loads_as_written
+
         try:
-            document = json.loads(text)
-        except ValueError:
+            document = loads_as_written(text)
+        except json.JSONDecodeError:
             raise KeyUnavailable("the secret starts like a JSON object but is not valid JSON") from None
+        except ValueError as refused:
+            raise KeyUnavailable(f"the secret is JSON this endpoint does not accept: {refused}") from None
         member = document.get(KEY_JSON_MEMBER) if isinstance(document, dict) else None
-        if not isinstance(member, str):
+        if type(member) is not str:  # a number is read as its text (strict_json.NumberText): no key
             raise KeyUnavailable(f'the secret is a JSON object without a string "{KEY_JSON_MEMBER}" member')
         text = member.strip()
     if not text:
