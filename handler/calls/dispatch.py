@@ -15,7 +15,7 @@ from handler.authoring.api import ToolContext, ToolError
 from handler.authoring.registry import ToolLoadError, load_tools
 from handler.calls.deadline import ToolTimedOut, call_within
 from handler.calls.idempotency import applies, at_most_once
-from handler.calls.whole_numbers import WholeFloat, whole_floats_as_integers
+from handler.calls.whole_numbers import WholeFloat, as_identified, whole_floats_as_integers
 from handler.protocol import (
     MAX_INPUT_ERROR_DETAILS,
     MAX_NESTING_DEPTH,
@@ -496,7 +496,9 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
         if applies(call_id, tool.idempotent):
             ctx = _kept_for_the_table(ctx)
             args = _validated_in_time(tool, raw_input, ctx, kept_before_tool=STORE_CALL_SECONDS)
-            return at_most_once(tool.name, raw_input, ctx, lambda: run_tool(tool, args, ctx))
+            # The input as the tool gets it, where its JSON alone would not tell (handler/calls/whole_numbers.py).
+            identified = as_identified(tool.input_model, raw_input)
+            return at_most_once(tool.name, identified, ctx, lambda: run_tool(tool, args, ctx))
         args = _validated_in_time(tool, raw_input, ctx, kept_before_tool=0.0)
         return run_tool(tool, args, ctx)
     except Refusal as refusal:

@@ -154,6 +154,9 @@ def call_identity(tool_name: str, tool_input: Any, conversation: dict[str, Any])
     parsed: a string by its text, an integer exactly, any other number by its double), and
     come from the same conversation (_conversation_identity). The JSON text hashed is one to
     one with those values, and SHA-256, unlike Powertools' default MD5, is collision resistant.
+    Dispatch hands it the input as the tool gets it where a double would not tell (a whole
+    float in an integer field past 2**53, as its exact integer: whole_numbers.as_identified), so
+    two calls the tool would tell apart never share an identity.
     """
     text = _IDENTITY_ENCODER.encode([tool_name, tool_input, _conversation_identity(conversation)])
     return hashlib.sha256(text.encode("ascii")).hexdigest()
