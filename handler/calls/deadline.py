@@ -19,7 +19,6 @@ reports as its own timeout.
 from __future__ import annotations
 
 import threading
-import time
 from contextvars import copy_context
 from typing import TYPE_CHECKING, Any
 
@@ -65,26 +64,14 @@ def call_within(
     return in_worker_thread(seconds, function, kwargs)
 
 
-def _deadline_passed() -> BaseException:
-    return _DeadlinePassed()
-
-
 def _with_alarm(
     seconds: float, function: Callable[..., Any], kwargs: dict[str, Any], interrupt_after: float | None
 ) -> Any:
-    now = time.monotonic()
-    # Lifted by depth, not by the Limit pushed: the alarm may come before push's answer is kept.
+    # Lifted by depth, not by the Limits pushed: the alarm may come before the push returns.
     armed = time_limits.depth()
     try:
         try:
-            time_limits.push(now + seconds, _deadline_passed, stops=True, set_timer=interrupt_after is None)
-            if interrupt_after is not None:  # armed inside the tool's own limit
-                time_limits.push(
-                    now + max(0.0, interrupt_after),
-                    OutboundTimeUp,
-                    only_in=time_limits.in_network_code,
-                    repeats=True,
-                )
+            time_limits.push_stop_and_interrupt(seconds, _DeadlinePassed, interrupt_after, OutboundTimeUp)
             return function(**kwargs)
         finally:
             time_limits.lift_to(armed)
