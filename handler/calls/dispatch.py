@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from handler.authoring.api import ToolContext, ToolError
 from handler.authoring.registry import ToolLoadError, load_tools
-from handler.calls.deadline import ToolTimedOut, call_within
+from handler.calls.deadline import OutboundTimeUp, ToolTimedOut, call_within
 from handler.calls.idempotency import applies, at_most_once
 from handler.calls.whole_numbers import WholeFloat, as_identified, whole_floats_as_integers
 from handler.protocol import (
@@ -29,7 +29,7 @@ from handler.protocol import (
     ErrorCode,
 )
 from handler.request.responses import Answer, body_fits, error_body, holds_lone_surrogate, ok_body, to_json
-from handler.runtime.aws_clients import STORE_CALL, TOOL_MARGIN_SECONDS, longest_call_seconds
+from handler.runtime.aws_clients import STORE_CALL, TOOL_MARGIN_SECONDS, is_aws_call_timed_out, longest_call_seconds
 from handler.runtime.observability import Metric, logger, record_tool_run, tool_segment
 from handler.runtime.strict_json import TOO_DEEP, nests_deeper_than, object_without_duplicates, refuse_constant
 from handler.runtime.time_limits import OUTBOUND_DEADLINE
@@ -194,7 +194,7 @@ def _too_large(what: str, serialized: str, ctx: ToolContext) -> Answer:
     )
 
 
-def _timed_out(what: str, ctx: ToolContext, raised: Exception | None = None) -> Answer:
+def _timed_out(what: str, ctx: ToolContext, raised: BaseException | None = None) -> Answer:
     reference = ctx.reference
     # The answer's reference is all the caller has: the log line must carry it to be found by it.
     # What the tool raised once its outbound calls were cut short is named by its type, never its text.
@@ -229,20 +229,39 @@ def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext
         return function(**kwargs)
     outbound_seconds = remaining - TOOL_MARGIN_SECONDS
     token = OUTBOUND_DEADLINE.set(time.monotonic() + outbound_seconds)
+    cut: list[bool] = []  # an async tool's connections, cut at that time
     try:
         if is_async:
             # Imported here: asyncio would cost every cold POST, sync tools' included, ~10-35 ms.
             from handler.calls.event_loop import await_within
 
-            return await_within(remaining, function, kwargs, cut_after=outbound_seconds)
+            return await_within(remaining, function, kwargs, cut_after=outbound_seconds, cut=cut)
         return call_within(remaining, function, kwargs, interrupt_after=outbound_seconds)
+    except (ToolError, ToolTimedOut):
+        raise
+    except Exception as error:
+        if cut or _cut_short(error):
+            raise _CutShort from error
+        raise
     finally:
         OUTBOUND_DEADLINE.reset(token)
 
 
-def _out_of_time(ctx: ToolContext) -> bool:
-    """Whether the time for the tool's outbound calls is up: what it raises now came of a call cut short."""
-    return ctx.deadline is not None and time.monotonic() >= ctx.deadline - TOOL_MARGIN_SECONDS
+class _CutShort(Exception):
+    """The tool raised what an outbound call cut short at its time raised: its `__cause__`."""
+
+
+def _cut_short(error: BaseException) -> bool:
+    """Whether `error` came of an outbound call cut short at its time: its own, or one it led to (each library
+    raises its own error `from` the one it met)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, OutboundTimeUp) or is_aws_call_timed_out(cause):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _run(
@@ -258,9 +277,9 @@ def _run(
             "ok": False,
             "error": {"code": ErrorCode.TOOL_ERROR, "message": declined.message},
         }
+    except _CutShort as cut_short:  # a call cut short at its time, its error not caught: its work is in doubt
+        return _timed_out(what, ctx, cut_short.__cause__)
     except Exception as error:
-        if _out_of_time(ctx):  # a call cut short at its time, its error not caught: whether it did its work is unknown
-            return _timed_out(what, ctx, error)
         return _crashed(what, error, ctx)
     else:
         if isinstance(output, BaseModel):

@@ -118,11 +118,12 @@ def await_within(
     function: Callable[..., Coroutine[Any, Any, Any]],
     kwargs: dict[str, Any],
     cut_after: float | None = None,
+    cut: list[bool] | None = None,
 ) -> Any:
     """The result of `await function(**kwargs)`, or ToolTimedOut once `seconds` have passed (None: no limit).
 
-    Exceptions of the function propagate. With `cut_after`, the loop's connections are cut after
-    that many seconds, if the function is still running (see above).
+    Exceptions of the function propagate. With `cut_after`, the connections it opened are cut
+    after that many seconds, if it is still running (see above), and True is appended to `cut`.
     """
     if seconds is not None and seconds <= 0:
         raise ToolTimedOut
@@ -133,6 +134,7 @@ def await_within(
         "function": function,
         "kwargs": kwargs,
         "cut_after": cut_after,
+        "cut": cut,
     }
     run["context"] = copy_context()  # the request's contextvars, for the tool, whichever thread it runs in
     # asyncio runs one loop per thread: where the caller's thread runs one already (an async test,
@@ -151,6 +153,12 @@ def await_within(
         raise
 
 
+def _cut(loop: _ToolLoop, cut: list[bool] | None) -> None:
+    loop.cut_connections()
+    if cut is not None:
+        cut.append(True)
+
+
 def _a_loop_runs_here() -> bool:
     try:
         asyncio.get_running_loop()
@@ -166,11 +174,12 @@ def _run(
     kwargs: dict[str, Any],
     context: Context,
     cut_after: float | None,
+    cut: list[bool] | None,
 ) -> Any:
     if not loop.turn.acquire(timeout=-1 if seconds is None else seconds):
         raise _CancelledInTime
     try:
-        return loop.runner.run(_bounded(seconds, function, kwargs, cut_after), context=context)
+        return loop.runner.run(_bounded(seconds, function, kwargs, cut_after, cut), context=context)
     finally:
         loop.turn.release()
 
@@ -180,15 +189,16 @@ async def _bounded(
     function: Callable[..., Coroutine[Any, Any, Any]],
     kwargs: dict[str, Any],
     cut_after: float | None,
+    cut: list[bool] | None,
 ) -> Any:
     limit = asyncio.timeout(seconds)
     loop = asyncio.get_running_loop()
-    cut = None
+    cutting = None
     if isinstance(loop, _ToolLoop):
         # A connection a tool keeps from an earlier call (an idle stream of its own) is not this call's to cut.
         loop.opened = weakref.WeakSet()
         if cut_after is not None:
-            cut = loop.call_later(max(0.0, cut_after), loop.cut_connections)
+            cutting = loop.call_later(max(0.0, cut_after), _cut, loop, cut)
     try:
         async with limit:
             result = await function(**kwargs)
@@ -200,8 +210,8 @@ async def _bounded(
             raise _CancelledInTime from None
         raise
     finally:
-        if cut is not None:
-            cut.cancel()
+        if cutting is not None:
+            cutting.cancel()
     if limit.expired():
         raise _CancelledInTime  # it caught its cancellation and answered anyway, past its time
     return result

@@ -108,6 +108,11 @@ def aws_call_timed_out() -> Callable[..., Exception]:
     return _timed_out_class[0]
 
 
+def is_aws_call_timed_out(error: BaseException) -> bool:
+    """Whether `error` is an AwsCallTimedOut (none is, before a client was made)."""
+    return bool(_timed_out_class) and isinstance(error, _timed_out_class[0])  # type: ignore[arg-type]
+
+
 def bounded_client(service: str, bounds: CallBounds = KEY_READ, **options: Any) -> Any:
     """A boto3 client whose every call ends within `longest_call_seconds(bounds)` and the outbound deadline.
 

@@ -21,8 +21,12 @@ zero when the answer comes back.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import urllib.request
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import botocore.exceptions
@@ -32,7 +36,14 @@ from pydantic import BaseModel
 from handler import app, tool
 from handler.authoring.api import ToolContext, ToolError
 from handler.key.source import MedianKeySource
-from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, SECRETS_EXTENSION_PORT_ENV, SECRETS_EXTENSION_TOKEN_ENV
+from handler.protocol import (
+    DEV_KEY_ENV,
+    IDEMPOTENCY_TABLE_ENV,
+    KEY_SECRET_ENV,
+    SECRETS_EXTENSION_PORT_ENV,
+    SECRETS_EXTENSION_TOKEN_ENV,
+    TOOLS_PACKAGE_ENV,
+)
 from handler.testing import FakeLambdaContext, answer_of, call_body, signed_event
 from tests.clock import SteppedClock
 from tests.fault_relay import FaultRelay
@@ -45,6 +56,7 @@ if TYPE_CHECKING:
 
     from handler.authoring.registry import Registry
     from handler.testing import MedianAWS, MedianTestClient, TestAnswer
+    from tests.conftest import LogCapture
 
 # A byte every 0.2 s: more often than any read timeout here (the table's 0.5 s is the shortest).
 TRICKLE_SECONDS = 0.2
@@ -52,6 +64,7 @@ TRICKLE_SECONDS = 0.2
 FUNCTION_SECONDS = 5.0
 STORE_DOWN = "The parcel store is not answering; try again in a minute."
 CARRIER_DOWN = "The carrier is not answering; try again later."
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 class ParcelInput(BaseModel):
@@ -89,29 +102,19 @@ def read_parcel(ctx: ToolContext, relay: FaultRelay | None = None) -> dict[str, 
     return {"found": "Item" in row}
 
 
-@pytest.mark.parametrize("kind", ["def", "async def"])
 def test_a_tools_aws_call_whose_answer_trickles_ends_in_the_tools_own_message(
     parcels: None,
     fault_relay: FaultRelay,
     monkeypatch: pytest.MonkeyPatch,
     scratch_registry: Registry,
     client: MedianTestClient,
-    kind: str,
 ) -> None:
-    # GIVEN a tool reading the company's table through ctx.aws_client, as a plain or an async function
-    # AND the answer to its own request trickling back a byte at a time, each well within botocore's read timeout
-    if kind == "def":
-
-        @tool(risk="low")
-        def parcel_row(args: ParcelInput, ctx: ToolContext) -> dict[str, Any]:
-            """Read a parcel's row."""
-            return read_parcel(ctx, fault_relay)
-    else:
-
-        @tool(risk="low")
-        async def parcel_row(args: ParcelInput, ctx: ToolContext) -> dict[str, Any]:
-            """Read a parcel's row."""
-            return read_parcel(ctx, fault_relay)
+    # GIVEN a tool reading the company's table through ctx.aws_client, the answer to its own request
+    # trickling back a byte at a time, each well within botocore's read timeout
+    @tool(risk="low")
+    def parcel_row(args: ParcelInput, ctx: ToolContext) -> dict[str, Any]:
+        """Read a parcel's row."""
+        return read_parcel(ctx, fault_relay)
 
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", fault_relay.endpoint)
     # WHEN the tool is called with a few seconds left
@@ -120,6 +123,72 @@ def test_a_tools_aws_call_whose_answer_trickles_ends_in_the_tools_own_message(
     assert answer.status == 200, answer.body
     assert answer.body["error"] == {"code": "tool_error", "message": STORE_DOWN}
     assert context.get_remaining_time_in_millis() > 0
+
+
+# An async tool's AWS call blocks its event loop, where only the timer reaches it: run as a Lambda
+# container runs it, in a process of its own whose main thread holds no other loop (in this test
+# process, the browser tests' Playwright keeps one there, and the tool's loop runs beside it).
+_ASYNC_TOOL = """
+import botocore.exceptions
+from pydantic import BaseModel
+
+from handler import ToolContext, ToolError, tool
+
+
+class ParcelInput(BaseModel):
+    parcel: str = "P-1"
+
+
+@tool(risk="low")
+async def parcel_row(args: ParcelInput, ctx: ToolContext) -> dict:
+    \"\"\"Read a parcel's row.\"\"\"
+    try:
+        row = ctx.aws_client("dynamodb").get_item(TableName="parcels", Key={"parcel": {"S": "P-1"}})
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as error:
+        raise ToolError(%r) from error
+    return {"found": "Item" in row}
+"""
+_CALL_IT = """
+import json
+from handler.testing import FakeLambdaContext, MedianTestClient, call_body, signed_event
+
+context = FakeLambdaContext(timeout_seconds=%r)
+answer = MedianTestClient().send(signed_event("POST", call_body("parcelRow", {})), context)
+print(json.dumps({"status": answer.status, "body": answer.body, "left": context.get_remaining_time_in_millis()}))
+"""
+
+
+def test_an_async_tools_aws_call_whose_answer_trickles_ends_in_the_tools_own_message(
+    parcels: None, fault_relay: FaultRelay, tmp_path: Path
+) -> None:
+    # GIVEN an async tool reading the table through ctx.aws_client, in a container of its own
+    package = tmp_path / f"async_tools_{uuid.uuid4().hex[:8]}"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "parcels.py").write_text(_ASYNC_TOOL % STORE_DOWN, encoding="utf-8")
+    # AND every DynamoDB answer it gets trickling back (the container has no idempotency table)
+    fault_relay.trickle(every_seconds=TRICKLE_SECONDS)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(PROJECT_ROOT)]),
+        TOOLS_PACKAGE_ENV: package.name,
+        "AWS_ENDPOINT_URL_DYNAMODB": fault_relay.endpoint,
+    }
+    env.pop(IDEMPOTENCY_TABLE_ENV, None)
+    # WHEN it is called with a few seconds left
+    finished = subprocess.run(  # noqa: S603 - this interpreter, this test's own script
+        [sys.executable, "-c", _CALL_IT % FUNCTION_SECONDS],
+        env=env,
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    outcome = json.loads(finished.stdout.decode().strip().rsplit("\n", 1)[-1])
+    # THEN the call was cut short in time for the tool's own message, not a 504
+    assert outcome["status"] == 200, outcome
+    assert outcome["body"]["error"] == {"code": "tool_error", "message": STORE_DOWN}
+    assert outcome["left"] > 0
 
 
 def ask_with_urllib(url: str, ctx: ToolContext) -> int:
@@ -202,14 +271,26 @@ def test_an_async_tools_httpx_call_whose_answer_trickles_ends_in_the_tools_own_m
     assert context.get_remaining_time_in_millis() > 0
 
 
+@pytest.mark.parametrize("kind", ["def", "async def"])
 def test_a_tool_that_lets_its_cut_call_raise_is_answered_timeout_not_a_crash(
-    fault_relay: FaultRelay, scratch_registry: Registry, client: MedianTestClient, idempotency_table: str
+    fault_relay: FaultRelay, scratch_registry: Registry, client: MedianTestClient, idempotency_table: str, kind: str
 ) -> None:
-    # GIVEN a tool that does not catch its HTTP library's errors
-    @tool(risk="high")
-    def post_refund(args: ParcelInput, ctx: ToolContext) -> dict[str, Any]:
-        """Post a refund to the payments API."""
-        return {"status": ask_with_urllib(fault_relay.endpoint, ctx)}
+    # GIVEN a tool that does not catch its HTTP library's errors, plain or async
+    if kind == "def":
+
+        @tool(risk="high")
+        def post_refund(args: ParcelInput, ctx: ToolContext) -> dict[str, Any]:
+            """Post a refund to the payments API."""
+            return {"status": ask_with_urllib(fault_relay.endpoint, ctx)}
+    else:
+
+        @tool(risk="high")
+        async def post_refund(args: ParcelInput, ctx: ToolContext) -> dict[str, Any]:
+            """Post a refund to the payments API."""
+            import httpx
+
+            async with httpx.AsyncClient(timeout=ctx.http_timeout()) as http:
+                return {"status": (await http.post(fault_relay.endpoint)).status_code}
 
     # AND that API's answer trickling back
     fault_relay.trickle(every_seconds=TRICKLE_SECONDS)
@@ -220,6 +301,30 @@ def test_a_tool_that_lets_its_cut_call_raise_is_answered_timeout_not_a_crash(
     assert answer.body["error"]["code"] == "timeout"
     assert "unknown whether it did its work" in answer.body["error"]["message"]
     assert context.get_remaining_time_in_millis() > 0
+
+
+def test_a_tool_that_crashes_with_little_time_left_is_a_crash_not_a_timeout(
+    scratch_registry: Registry, client: MedianTestClient, idempotency_table: str, logs: LogCapture
+) -> None:
+    # GIVEN a tool with a bug, which meets it once the time for its outbound calls is up
+    import time
+
+    from handler.runtime.aws_clients import TOOL_MARGIN_SECONDS
+
+    @tool(risk="low")
+    def divide(args: ParcelInput, ctx: ToolContext) -> dict[str, Any]:
+        """Divide the parcel, after some work of its own."""
+        while (ctx.remaining_seconds() or 0.0) > TOOL_MARGIN_SECONDS - 0.1:
+            time.sleep(0.02)
+        return {"half": 1 // 0}
+
+    context = FakeLambdaContext(timeout_seconds=FUNCTION_SECONDS)
+    # WHEN it is called
+    answer = client.send(signed_event("POST", call_body("divide", {}, callId="call_bug"), key=client.key), context)
+    # THEN no call of its was cut short: its crash is a crash, named in the log as one, not a timeout
+    assert answer.status == 500, answer.body
+    assert answer.body["error"]["code"] == "internal_error"
+    assert any(record["message"] == "Tool divide crashed" for record in logs.records())
 
 
 def test_a_tool_still_waiting_on_its_own_code_is_not_interrupted_only_stopped(
