@@ -12,14 +12,17 @@ Limits nest, in one stack, and one timer serves them all, set for the earliest:
 
 - a limit that *stops* raises its BaseException once, which no `except Exception` catches: a
   tool at its deadline, unwound to the handler's own frame, which answers 504;
-- a limit that *interrupts* raises an Exception its code may catch (botocore's error family for
-  an AWS call, TimeoutError for a sync tool's own I/O), and raises it again every REPEAT_SECONDS
-  while that code goes on past it: a library's retry meets it at once, instead of starting a
-  request there is no time for.
+- a limit that *interrupts* raises an Exception its code may catch: botocore's error family for
+  an AWS call, raised once (botocore's retry is vetoed past it: handler/runtime/aws_clients.py);
+  a TimeoutError for a sync tool's network calls, raised only in network code (never the tool's
+  own, where an `except Exception` would take it for a mistake of its own) and again every
+  REPEAT_SECONDS while that code goes on past it, so that a library's retry meets it at once
+  instead of starting a request there is no time for.
 
 When several are due, the outermost that stops wins (the tool's time is up, whatever it was
-doing); else the innermost that interrupts (an AWS call inside a tool gets botocore's error, not
-the tool's TimeoutError).
+doing); else the innermost that interrupts, which holds the outer ones back while it is armed (an
+AWS call inside a tool gets botocore's error, not the tool's TimeoutError). The handler never
+raises in this module's own code, whose caller would be left without the limit to lift.
 
 Signals reach only the main thread, where Lambda calls the handler: elsewhere (`make serve`'s
 threads, a test calling from a thread) nothing is armed, `arm` answers None, and a caller falls
