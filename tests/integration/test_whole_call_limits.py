@@ -478,3 +478,37 @@ def test_an_answer_leaves_no_limit_armed_behind(
     # THEN it answered, and no timer is left to interrupt whatever the container runs next
     assert answer.body["output"] == {"found": False}, json.dumps(answer.body)
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+# --- A tool's own secret --------------------------------------------------------------------------
+
+
+def test_a_tools_secret_whose_answer_trickles_is_a_504_before_the_deadline_and_the_tool_never_ran(
+    median_aws: MedianAWS,
+    fault_relay: FaultRelay,
+    monkeypatch: pytest.MonkeyPatch,
+    scratch_registry: Registry,
+    client: MedianTestClient,
+    idempotency_table: str,
+) -> None:
+    # GIVEN a tool taking a secret whose every answer trickles back from Secrets Manager
+    from handler import Secret
+
+    median_aws.create_secret("median-tools/carrier-token", "token")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", fault_relay.endpoint)
+    fault_relay.trickle(every_seconds=TRICKLE_SECONDS)
+    runs: list[str] = []
+
+    @tool(risk="low")
+    def with_token(args: ParcelInput, token: str = Secret("median-tools/carrier-token")) -> dict[str, Any]:
+        """Use the carrier's token."""
+        runs.append(token)
+        return {}
+
+    # WHEN the tool is called with a few seconds left
+    answer, context = call_in_short_function(client, "withToken")
+    # THEN the read ended in the call's time: the tool did not run, and Median is told to retry
+    assert answer.status == 504, answer.body
+    assert "so the tool did not run; retry" in answer.body["error"]["message"]
+    assert runs == []
+    assert context.get_remaining_time_in_millis() > 0
