@@ -27,7 +27,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_the_template_without_its_example_blocks_still_checks_and_translates(tmp_path: Path) -> None:
-    # GIVEN a copy of template.yaml and tools/settings.toml as the repository has them
+    # GIVEN a copy of template.yaml, tools/settings.toml and pipeline/oidc-role.yaml as the repository has them
     root = project(tmp_path)
     # WHEN the examples' blocks are deleted
     assert main(root) == 0
@@ -46,6 +46,11 @@ def test_the_template_without_its_example_blocks_still_checks_and_translates(tmp
     settings = tomllib.loads((root / "tools/settings.toml").read_text(encoding="utf-8"))
     assert {"default", "staging", "production"} <= set(settings)
     assert not any(table for table in settings.values())
+    # AND the pipeline's roles no longer name the example's table, and still parse
+    pipeline = (root / "pipeline/oidc-role.yaml").read_text(encoding="utf-8")
+    assert "ReturnsTable" not in pipeline
+    assert "# >>> example" not in pipeline
+    assert load_template(root / "pipeline/oidc-role.yaml")["Resources"]["StackRolesPermissionsBoundary"]
 
 
 def test_run_again_it_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
