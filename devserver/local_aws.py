@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handler.authoring.settings import LOCAL_SETTINGS_FILE
+from handler.protocol import IDEMPOTENCY_TABLE_ENV
 from handler.runtime.env import package_directory, shown_path
-from handler.testing.aws import IDEMPOTENCY_TABLE_ENV, MedianAWS
+from handler.testing.aws import MedianAWS
 from handler.testing.moto_server import LocalMotoServer, aws_environment
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Protocol
 
-IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE"
+from handler.protocol import IDEMPOTENCY_TABLE_ENV
 # The idempotency table as template.yaml makes it (IdempotencyTable), and Powertools' DynamoDB
 # persistence layer reads it by default: the callId's record under `id`, dropped after `expiration`.
 # tests/unit/test_idempotency_table_as_deployed.py holds the two in step.

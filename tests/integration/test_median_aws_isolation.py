@@ -48,8 +48,10 @@ def make_orders(median_aws):
 def test_1_sets_up_a_table_and_a_secret(median_aws):
     make_orders(median_aws)
     median_aws.create_secret("median-tools/carrier-token", "t0k3n")
-    assert boto3.client("dynamodb").list_tables()["TableNames"] == ["orders"]
+    table = median_aws.idempotency_table()
+    assert set(boto3.client("dynamodb").list_tables()["TableNames"]) == {"orders", table}
     assert os.environ["AWS_ENDPOINT_URL"] == median_aws.endpoint
+    assert os.environ["IDEMPOTENCY_TABLE"] == table
 
 
 def test_2_forgot_the_fixture_and_reaches_no_aws():
@@ -72,6 +74,7 @@ def test_4_no_real_account_is_ever_named():
     assert os.environ["AWS_ACCESS_KEY_ID"] == "testing"
     assert os.environ["AWS_SESSION_TOKEN"] == "testing"
     assert os.environ["AWS_CONFIG_FILE"] == os.devnull
+    assert "IDEMPOTENCY_TABLE" not in os.environ
 
 
 def test_5_an_environment_left_behind_is_not_the_next_tests(median_aws):
