@@ -6,9 +6,10 @@ import sys
 from typing import Any, Protocol
 
 from handler.protocol import IDEMPOTENCY_TABLE_ENV
+
 # The idempotency table as template.yaml makes it (IdempotencyTable), and Powertools' DynamoDB
 # persistence layer reads it by default: the callId's record under `id`, dropped after `expiration`.
-# tests/unit/test_idempotency_table_as_deployed.py holds the two in step.
+# tests/integration/test_retry_in_a_users_test.py holds the two in step.
 IDEMPOTENCY_KEY_ATTRIBUTE = "id"
 IDEMPOTENCY_TTL_ATTRIBUTE = "expiration"
 
