@@ -242,7 +242,7 @@ def retries_view() -> dict[str, object]:
             "message": (
                 f"Calls are not deduplicated here: there is no idempotency table ({IDEMPOTENCY_TABLE_ENV} is not "
                 "set), so a call sent again with the same callId runs the tool again. Deployed, the retry is "
-                "answered from the table and the tool runs once; `make serve LOCAL_AWS=moto` has the table too."
+                "answered from the table and the tool runs once; make serve LOCAL_AWS=moto has the table too."
             ),
         }
     return {
