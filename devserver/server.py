@@ -113,10 +113,6 @@ class DevRequestHandler(BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         path = self.path.split("?", 1)[0]
-        if self.server.connections.let_go(self.connection):
-            # Let go to make room while its request was arriving: what did arrive is not answered.
-            self._last_word(lambda: self._send(self.server.goodbye()))
-            return
         length = admitted_body_length(self.headers, self.server.port)
         if isinstance(length, Reply):
             self.close_connection = True  # the body, if any, stays unread
@@ -134,6 +130,7 @@ class DevRequestHandler(BaseHTTPRequestHandler):
                     self._last_word(lambda: self._send(self.server.goodbye()))
                 return
             if not self.server.connections.answering(self.connection):
+                # Let go to make room while its request was arriving: it is told so, and nothing is run.
                 self._last_word(lambda: self._send(self.server.goodbye()))
                 return
             headers = {name.lower(): value for name, value in self.headers.items()}
