@@ -205,32 +205,35 @@ def test_a_body_that_trickles_is_answered_408() -> None:
 def tricklers() -> Iterator[Callable[[DevServer, int], list[socket.socket]]]:
     """Clients that each start a request and then send one byte a second, as many as asked."""
     stop = threading.Event()
-    clients: list[socket.socket] = []
+    created: list[socket.socket] = []
+    trickling: list[socket.socket] = []
 
     def keep_trickling() -> None:
         while not stop.wait(1.0):
-            for client in list(clients):
+            for client in list(trickling):
                 try:
                     client.send(b"x", socket.MSG_DONTWAIT)
                 except OSError:
-                    clients.remove(client)  # let go by the server
+                    trickling.remove(client)  # let go by the server
 
     thread = threading.Thread(target=keep_trickling, daemon=True)
 
     def start(server: DevServer, count: int) -> list[socket.socket]:
         for _ in range(count):
             client = connect(server)
+            created.append(client)
             client.sendall(f"GET /_inspector HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nX-Slow: ".encode())
-            clients.append(client)
-        started = list(clients)
+        trickling.extend(created)
         thread.start()
-        return started
+        return list(created)
 
     try:
         yield start
     finally:
         stop.set()
-        for client in clients:
+        if thread.is_alive():
+            thread.join(timeout=SAFETY_TIMEOUT_SECONDS)
+        for client in created:
             client.close()
 
 
