@@ -18,7 +18,6 @@ application refuses, with 403 before moto sees it:
   `same-site`, which covers another port of localhost).
 
 and takes every `Access-Control-*` header off moto's answers, so its CORS allows no origin at all.
-moto's dashboard (`/moto-api/`), opened from the address bar, still works.
 
 Why not `ThreadedMotoServer`: it takes no middleware, and wrapping its application would mean
 replacing an attribute of its private `_server`. This runs what it and moto's own CLI run
