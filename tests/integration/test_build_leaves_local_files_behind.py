@@ -31,6 +31,16 @@ LOCAL_FILES = (
     "tools/#settings.local.toml#",
     "tools/settings.local.toml.bak",
 )
+SAMCONFIG = """\
+version = 0.1
+
+[default.global.parameters]
+stack_name = "echo-tools"
+
+[default.build.parameters]
+cached = true
+build_in_source = true
+"""
 TOOL = '''
 """A tool of the project's own."""
 
@@ -70,16 +80,23 @@ def run(copy: ProjectCopy, *command: str) -> subprocess.CompletedProcess[str]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> ProjectCopy:
     """A copy of the project with a tool, its settings and local leftovers, built with `make build`."""
     copy = copy_project(tmp_path_factory.mktemp("build") / "project")
-    for name in ("scripts", "devserver"):
+    for name in ("scripts", "devserver", "tooling"):
         shutil.copytree(REPO / name, copy.root / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("template.yaml", "samconfig.toml"):
-        shutil.copy2(REPO / name, copy.root / name)
+    shutil.copy2(REPO / "template.yaml", copy.root / "template.yaml")
+    # A samconfig.toml of the copy's own, whose one stage is `default`: the user's names stages of theirs.
+    copy.write("samconfig.toml", SAMCONFIG)
     copy.write("tools/echo.py", TOOL)
     copy.write("tools/settings.toml", "[default]\n")
     for name in LOCAL_FILES:
         copy.write(name, 'CARRIER_TOKEN = "a developer\'s dummy token"\n')
     make = shutil.which("make")
     assert make
+    # The SAM CLI's venv is made in this checkout first: made through the copy's .venv link, its
+    # scripts would name the copy's path as their interpreter, and stop working once it is gone.
+    made = subprocess.run(
+        [make, "--no-print-directory", "-C", str(REPO), "sam-cli"], capture_output=True, text=True, check=False
+    )  # noqa: S603
+    assert made.returncode == 0, made.stdout + made.stderr
     finished = run(copy, make, "--no-print-directory", "build")
     assert finished.returncode == 0, finished.stdout + finished.stderr
     return copy
