@@ -33,6 +33,7 @@ import sys
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, cast
 
+from handler.runtime.env import template_version
 from handler.protocol import (
     INITIALIZATION_TYPE_ENV,
     METRICS_NAMESPACE,
@@ -66,7 +67,8 @@ def _logger() -> Logger:
     if _created_logger is None:
         from aws_lambda_powertools import Logger
 
-        _created_logger = Logger(service=service_name())
+        # Every line says which version of the template wrote it: after an upgrade, which code logged what.
+        _created_logger = Logger(service=service_name(), template_version=template_version())
         # On the handler, not the logger: a record a tool's `Logger(child=True)` propagates up
         # passes the parent's handler and never the parent logger's filters.
         _created_logger.registered_handler.addFilter(_keyed_for_the_invocation)
