@@ -15,6 +15,8 @@ For each function that publishes versions behind an alias (AutoPublishAlias), it
   none of them is unbounded: it is counted at its longest known value (its default, or a
   samconfig.toml override) and reported, since CloudFormation would accept a longer one.
 - its environment variables could exceed Lambda's 4 KB (keys and values, counted the same way).
+- the extension's layer it picks from the ParametersSecretsExtension mapping is for another
+  architecture than its `Architectures` (an x86_64 function cannot run an arm64 extension).
 
 cfn-lint (`sam validate --lint`, the rest of `make validate`) already checks the template's
 size and its counts of parameters, resources and outputs, but not these: it takes a
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from scripts.sam_settings import SAMCONFIG, TEMPLATE, load_template, parameter_overrides
+from scripts.set_architecture import MAPPING_KEYS
 
 VERSION_DESCRIPTION_LIMIT = 256  # Lambda's limit on a version's description
 ENVIRONMENT_LIMIT = 4096  # Lambda's limit on a function's variables, names and values together
@@ -69,6 +72,7 @@ RESOURCE_NAME_LENGTH = 255
 RESOURCE_ARN_LENGTH = 320
 _SUB_VARIABLE = re.compile(r"\$\{([^}!][^}]*)\}")
 _HOW_TO_BOUND = "MaxLength: N (a String), MaxValue: N (a Number) or AllowedValues"
+EXTENSION_MAPPING = "ParametersSecretsExtension"
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,41 @@ def stale_parameters(template: Template, name: str, properties: dict[str, Any]) 
     return problems
 
 
+def extension_for_another_architecture(name: str, properties: dict[str, Any]) -> list[Problem]:
+    written = properties.get("Architectures", ["x86_64"])
+    architecture = str(written[0]) if isinstance(written, list) and len(written) == 1 else None
+    expected = MAPPING_KEYS.get(architecture or "")
+    problems = []
+    for lookup in _lookups(properties.get("Layers"), EXTENSION_MAPPING):
+        key = lookup[2]
+        if expected is not None and isinstance(key, str) and key != expected:
+            problems.append(
+                Problem(
+                    f"{name}: Layers",
+                    f"picks the extension's layer for `{key}` while the function's Architectures is {architecture}: "
+                    "AWS builds the extension for each instruction set, and this one cannot run there. "
+                    f"Fix: python -m scripts.set_architecture {architecture} (it sets both lines), or set the "
+                    f"mapping's key to {expected} by hand.",
+                )
+            )
+    return problems
+
+
+def _lookups(value: Any, mapping: str) -> list[list[Any]]:
+    """Every Fn::FindInMap in a value that reads the mapping, as its arguments."""
+    if isinstance(value, list):
+        return [found for item in value for found in _lookups(item, mapping)]
+    if not isinstance(value, dict):
+        return []
+    found = []
+    for key, item in value.items():
+        if key == "Fn::FindInMap" and isinstance(item, list) and item and item[0] == mapping:
+            found.append(item)
+        else:
+            found += _lookups(item, mapping)
+    return found
+
+
 def _unbounded(template: Template, parameters: set[str]) -> list[str]:
     return sorted(parameter for parameter in parameters if not template.longest(parameter)[1])
 
@@ -312,6 +351,7 @@ def check(document: dict[str, Any], samconfig: Path = SAMCONFIG) -> list[Problem
         problems += stale_parameters(template, name, properties)
         problems += description_length(template, name, properties)
         problems += environment_size(template, name, properties)
+        problems += extension_for_another_architecture(name, properties)
     return problems
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from scripts.check_template import check, main
 from scripts.sam_settings import load_template
+from scripts.set_architecture import main as set_architecture
 from tests.sam_template import translated
 
 if TYPE_CHECKING:
@@ -57,6 +58,9 @@ class TemplateCopy:
 
     def add_to_description(self, text: str) -> None:
         self.insert(DESCRIPTION_ANCHOR, f"        {text}\n")
+
+    def replace(self, old: str, new: str) -> None:
+        replace(self, old, new)
 
 
 @pytest.fixture
@@ -264,3 +268,21 @@ def test_variables_that_could_pass_4_kb_are_named(template: TemplateCopy, capsys
     assert "over Lambda's 4,096" in output
     assert "PROBE_CA_BUNDLE up to" in output
     assert "SSM Parameter Store" in output
+
+
+def test_an_architecture_changed_by_hand_without_its_extension_layer_is_named_with_the_fix(
+    template: TemplateCopy, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN Globals' Architectures edited to x86_64 by hand, the extension's layer still arm64's
+    template.replace("    Architectures: [arm64]\n", "    Architectures: [x86_64]\n")
+    # WHEN make validate checks the template
+    status, output = validate(template, capsys)
+    # THEN it fails, naming the layer, the two architectures and the command that sets both
+    assert status == 1
+    assert "MedianToolsFunction: Layers: picks the extension's layer for `arm64`" in output
+    assert "Architectures is x86_64" in output
+    assert "python -m scripts.set_architecture x86_64" in output
+    # AND once that command has run, nothing is said of it
+    assert set_architecture(["x86_64", "--template", str(template.path)]) == 0
+    _, output = validate(template, capsys)
+    assert "Layers" not in output

@@ -14,6 +14,7 @@ from handler.runtime.observability import Metric
 from scripts.check_template import UNVERSIONED_PROPERTIES, VERSION_DESCRIPTION_LIMIT, Template, function_properties
 from scripts.sam_settings import load_template, parameter_overrides
 from tests.sam_template import REGION, REQUIRED_PARAMETERS, Stack, template_parameters, translated
+from tests.template_edits import with_architecture
 
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTION = "MedianToolsFunction"
@@ -190,10 +191,13 @@ def test_reserved_concurrency_is_set_only_when_asked_for(reserved: int, expected
 
 @pytest.mark.parametrize(("architecture", "suffix"), [("arm64", "-Arm64"), ("x86_64", "")])
 def test_the_extension_layer_is_awss_for_the_region_and_architecture(architecture: str, suffix: str) -> None:
-    # GIVEN a stack deployed with the extension's default (AWS's published ARN)
-    stack = translated(Architecture=architecture)
+    # GIVEN a project whose architecture was set (by copier copy, scripts/set_architecture.py), and the
+    # extension's default layer (AWS's published ARN)
+    stack = translated(with_architecture(architecture))
     (layer,) = function(stack)["Layers"]
-    # THEN the layer is the extension's, published in the stack's region for the function's architecture
+    # THEN the function runs on that architecture, with the extension's layer published in the stack's
+    # region for it
+    assert function(stack)["Architectures"] == [architecture]
     match = LAYER_ARN.fullmatch(layer)
     assert match is not None, layer
     assert (match["region"], match["arm"] or "") == (REGION, suffix)
