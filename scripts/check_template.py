@@ -10,6 +10,8 @@ For each function that publishes versions behind an alias (AutoPublishAlias), it
   hash of the properties as written, with the parameter still a `!Ref`, so a changed value
   alone updates the function and publishes no version: `live` keeps the old configuration,
   and nothing says so. A parameter in VersionDescription replaces the version when it changes.
+  A switch is the same: a Condition written between two literals (SnapStartEnabled), flipped
+  by editing it, reaches the function through an `!If` that reads the same either way.
 - VersionDescription could exceed Lambda's 256 characters, counting each parameter at its
   longest allowed value (its AllowedValues, MaxLength, or MinValue/MaxValue). A parameter with
   none of them is unbounded: it is counted at its longest known value (its default, or a
@@ -17,6 +19,8 @@ For each function that publishes versions behind an alias (AutoPublishAlias), it
 - its environment variables could exceed Lambda's 4 KB (keys and values, counted the same way).
 - the extension's layer it picks from the ParametersSecretsExtension mapping is for another
   architecture than its `Architectures` (an x86_64 function cannot run an arm64 extension).
+- an alarm or the dashboard reads the handler's metrics under another namespace than the one the
+  function writes them under (POWERTOOLS_METRICS_NAMESPACE): it would never see them.
 
 cfn-lint (`sam validate --lint`, the rest of `make validate`) already checks the template's
 size and its counts of parameters, resources and outputs, but not these: it takes a
@@ -73,6 +77,7 @@ RESOURCE_ARN_LENGTH = 320
 _SUB_VARIABLE = re.compile(r"\$\{([^}!][^}]*)\}")
 _HOW_TO_BOUND = "MaxLength: N (a String), MaxValue: N (a Number) or AllowedValues"
 EXTENSION_MAPPING = "ParametersSecretsExtension"
+NAMESPACE_VARIABLE = "POWERTOOLS_METRICS_NAMESPACE"
 
 
 @dataclass(frozen=True)
@@ -130,6 +135,35 @@ class Template:
             return set()
         return self.parameters_in(self.conditions[name], seen | {name})
 
+    def switches_in(self, value: Any) -> set[str]:
+        """The switches a value depends on: Conditions between literals, reached through If and Condition."""
+        found: set[str] = set()
+        if isinstance(value, list):
+            for item in value:
+                found |= self.switches_in(item)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if key == "Fn::If" and isinstance(item, list) and item:
+                    found |= self.condition_switches(str(item[0]))
+                    found |= self.switches_in(item[1:])
+                elif key == "Condition" and isinstance(item, str):
+                    found |= self.condition_switches(item)
+                else:
+                    found |= self.switches_in(item)
+        return found
+
+    def condition_switches(self, name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        if name in seen or name not in self.conditions:
+            return set()
+        definition = self.conditions[name]
+        nested = _condition_names(definition)
+        if not nested and not self.parameters_in(definition):
+            return {name}  # nothing but literals: a switch, flipped by editing the line
+        found: set[str] = set()
+        for each in nested:
+            found |= self.condition_switches(each, seen | {name})
+        return found
+
     def longest(self, name: str) -> tuple[int, bool]:
         """A parameter's longest value, and whether CloudFormation holds it to that."""
         spec = self.parameters[name]
@@ -185,6 +219,21 @@ class Template:
         return len(literal) + sum(length_of(name) for name in _SUB_VARIABLE.findall(text))
 
 
+def _condition_names(value: Any) -> set[str]:
+    """The conditions a condition's definition names (`!Condition X`)."""
+    found: set[str] = set()
+    if isinstance(value, list):
+        for item in value:
+            found |= _condition_names(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key == "Condition" and isinstance(item, str):
+                found.add(item)
+            else:
+                found |= _condition_names(item)
+    return found
+
+
 def function_properties(template: Template, name: str) -> dict[str, Any]:
     """A function's properties as SAM sees them: the template's Globals, then its own (environment merged)."""
     globals_ = template.document.get("Globals", {}).get("Function", {})
@@ -222,7 +271,35 @@ def stale_parameters(template: Template, name: str, properties: dict[str, Any]) 
                 )
             )
             in_description.add(parameter)  # one finding per parameter, at its first property
-    return problems
+    return problems + stale_switches(template, name, properties)
+
+
+def stale_switches(template: Template, name: str, properties: dict[str, Any]) -> list[Problem]:
+    in_description = template.switches_in(properties.get("VersionDescription"))
+    reached: dict[str, list[str]] = {}
+    for property_name, value in sorted(properties.items()):
+        if property_name not in UNVERSIONED_PROPERTIES:
+            for switch in sorted(template.switches_in(value) - in_description):
+                reached.setdefault(switch, []).append(property_name)
+    return [
+        Problem(
+            f"{name}: Condition {switch}",
+            f"is a switch written in the template that reaches the function ({', '.join(where)}) but not its "
+            "VersionDescription. SAM names a version by the function's properties as written, where a condition "
+            "is still an !If, so flipping it alone would update the function and publish no version: `live` "
+            f"would keep the old configuration without a word. Fix: add ${{{switch}}} to {name}'s "
+            f'VersionDescription, with `{switch}: !If [{switch}, "on", "off"]` among its !Sub\'s variables.',
+        )
+        for switch, where in reached.items()
+    ]
+
+
+def _written(value: Any) -> str:
+    """A template value as its author wrote it: `!Ref AWS::StackName`, or the text itself."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((function, argument),) = value.items()
+        return f"!{str(function).removeprefix('Fn::')} {argument}"
+    return str(value)
 
 
 def extension_for_another_architecture(name: str, properties: dict[str, Any]) -> list[Problem]:
@@ -257,6 +334,46 @@ def _lookups(value: Any, mapping: str) -> list[list[Any]]:
             found.append(item)
         else:
             found += _lookups(item, mapping)
+    return found
+
+
+def namespace_readers(template: Template, name: str, properties: dict[str, Any]) -> list[Problem]:
+    """Each alarm or dashboard whose `Namespace` is not the one the function writes its metrics under."""
+    written = properties.get("Environment", {}).get("Variables", {}).get(NAMESPACE_VARIABLE)
+    if written is None:
+        return []
+    resources: dict[str, dict[str, Any]] = template.document.get("Resources", {})
+    problems = []
+    for resource_name, resource in resources.items():
+        if resource.get("Type") not in ("AWS::CloudWatch::Alarm", "AWS::CloudWatch::Dashboard"):
+            continue
+        for read in _sub_variables(resource.get("Properties", {}), "Namespace"):
+            if read != written:
+                problems.append(
+                    Problem(
+                        f"{resource_name}: Namespace",
+                        f"reads the handler's metrics under {_written(read)}, but {name} writes them under "
+                        f"{_written(written)} (its {NAMESPACE_VARIABLE}): it would never see them. Fix: give "
+                        f"both the same value (Globals' {NAMESPACE_VARIABLE}, and each `Namespace:` line of the "
+                        "alarms and the dashboard).",
+                    )
+                )
+    return problems
+
+
+def _sub_variables(value: Any, variable: str) -> list[Any]:
+    """The values a variable of that name takes in every !Sub [text, {variables}] within a value."""
+    if isinstance(value, list):
+        return [found for item in value for found in _sub_variables(item, variable)]
+    if not isinstance(value, dict):
+        return []
+    found = []
+    for key, item in value.items():
+        if key == "Fn::Sub" and isinstance(item, list) and len(item) == 2 and isinstance(item[1], dict):
+            found += [item[1][variable]] if variable in item[1] else []
+            found += _sub_variables(item[1], variable)
+        else:
+            found += _sub_variables(item, variable)
     return found
 
 
@@ -352,6 +469,7 @@ def check(document: dict[str, Any], samconfig: Path = SAMCONFIG) -> list[Problem
         problems += description_length(template, name, properties)
         problems += environment_size(template, name, properties)
         problems += extension_for_another_architecture(name, properties)
+        problems += namespace_readers(template, name, properties)
     return problems
 
 
@@ -370,7 +488,8 @@ def main(argv: list[str]) -> int:
         properties = function_properties(template, name)
         longest = template.longest_text(properties.get("VersionDescription")) or 0
         print(
-            f"OK: {path.name}: {name}: every parameter its versions keep is in its VersionDescription, at most "
+            f"OK: {path.name}: {name}: every parameter and switch its versions keep is in its VersionDescription, "
+            "at most "
             f"{longest} of Lambda's {VERSION_DESCRIPTION_LIMIT} characters ({VERSION_DESCRIPTION_LIMIT - longest} "
             f"to spare); its variables within {ENVIRONMENT_LIMIT:,} bytes."
         )
