@@ -270,9 +270,10 @@ start-api: local-build ## sam local start-api on http://127.0.0.1:3001 (PORT=), 
 call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=, INPUT=, DIAGNOSTICS=1
 	$(BIN)/python -m handler call "$$URL" $(REQUEST_OPTIONS) $${KEY_FILE:+--key-file "$$KEY_FILE"}
 
-# The preflight stops a deploy that could not work (no credentials, no secret) and asks for
-# --guided while the stack does not exist. The architecture the build is for is written in the
-# template, so no answer to the guided questions can change it, and nothing is built again.
+# The preflight stops a deploy that could not work (no credentials, no secret, a setting samconfig.toml
+# passes that the template no longer takes) and asks for --guided while the stack does not exist.
+# The guided questions are only what differs per deployment (template.yaml's Parameters); the
+# architecture the build is for is written in the template, so no answer can change it.
 deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy" and docs/deploy.md
 	flags=$$($(BIN)/python -m scripts.deploy_preflight) && \
 	$(SAM) deploy $$flags

@@ -22,6 +22,11 @@ For each function that publishes versions behind an alias (AutoPublishAlias), it
 - an alarm or the dashboard reads the handler's metrics under another namespace than the one the
   function writes them under (POWERTOOLS_METRICS_NAMESPACE): it would never see them.
 
+And for samconfig.toml, beside the template: a `parameter_overrides` that names a parameter the
+template does not have. `sam deploy` drops such a value without a word (it passes only the
+template's parameters), so a value that was a parameter once and is written in the template now
+(FunctionMemorySize, say) would quietly stop applying.
+
 cfn-lint (`sam validate --lint`, the rest of `make validate`) already checks the template's
 size and its counts of parameters, resources and outputs, but not these: it takes a
 parameter's value as unknown, so neither limit is checked where a parameter is involved.
@@ -78,6 +83,23 @@ _SUB_VARIABLE = re.compile(r"\$\{([^}!][^}]*)\}")
 _HOW_TO_BOUND = "MaxLength: N (a String), MaxValue: N (a Number) or AllowedValues"
 EXTENSION_MAPPING = "ParametersSecretsExtension"
 NAMESPACE_VARIABLE = "POWERTOOLS_METRICS_NAMESPACE"
+# Parameters this template had once, and where each value is written now: a samconfig.toml that
+# still passes one is told where its value belongs.
+WRITTEN_IN_THE_TEMPLATE = {
+    "Architecture": "Globals: Architectures (python -m scripts.set_architecture x86_64 sets it)",
+    "FunctionTimeout": "Globals: Timeout",
+    "FunctionMemorySize": "Globals: MemorySize",
+    "LogRetentionInDays": "RetentionInDays of MedianToolsLogGroup and MedianToolsApiAccessLogGroup",
+    "MetricsNamespace": "Globals: POWERTOOLS_METRICS_NAMESPACE, and the alarms' and dashboard's Namespace lines",
+    "IdempotencyExpirySeconds": "MedianToolsFunction's IDEMPOTENCY_EXPIRY_SECONDS",
+    "ApiThrottlingRateLimit": "MedianToolsApi's ThrottlingRateLimit",
+    "ApiThrottlingBurstLimit": "MedianToolsApi's ThrottlingBurstLimit",
+    "ReservedConcurrency": "MedianToolsFunction's ReservedConcurrentExecutions line (commented out: no cap)",
+    "ApiLatencyP99ThresholdMs": "ApiLatencyAlarm's Threshold",
+    "Api5xxRatePercentThreshold": "Api5xxRateAlarm's Threshold",
+    "RejectedSignaturesThreshold": "RejectedSignaturesAlarm's Threshold",
+    "EnableSnapStart": "Conditions: SnapStartEnabled",
+}
 
 
 @dataclass(frozen=True)
@@ -87,8 +109,15 @@ class Problem:
     subject: str
     message: str
 
+    # Where it is: template.yaml, unless a finding names its own file and line (samconfig.toml:65).
+    where: str = "template.yaml"
+
     def __str__(self) -> str:
-        return f"template.yaml: {self.subject}: {self.message}"
+        return f"{self.where}: {self.subject}: {self.message}" if self.subject else f"{self.where}: {self.message}"
+
+    @classmethod
+    def of(cls, where: str, message: str) -> Problem:
+        return cls("", message, where)
 
 
 @dataclass
@@ -377,6 +406,65 @@ def _sub_variables(value: Any, variable: str) -> list[Any]:
     return found
 
 
+def stale_overrides(document: dict[str, Any], samconfig: Path) -> list[Problem]:
+    """Each samconfig.toml `parameter_overrides` entry naming a parameter the template does not have."""
+    import tomllib
+
+    try:
+        text = samconfig.read_text(encoding="utf-8")
+        config = tomllib.loads(text)
+    except (FileNotFoundError, tomllib.TOMLDecodeError):
+        return []
+    parameters = document.get("Parameters", {})
+    problems = []
+    for environment, commands in config.items():
+        if not isinstance(commands, dict):
+            continue
+        for command, sections in commands.items():
+            section = sections.get("parameters", {}) if isinstance(sections, dict) else {}
+            for parameter, value in parameter_overrides(section).items():
+                if parameter not in parameters:
+                    where = f"{samconfig.name}:{_override_line(text, environment, command)}"
+                    problems.append(
+                        Problem.of(
+                            where,
+                            f"[{environment}.{command}.parameters] passes {parameter}={value}, "
+                            + not_a_parameter(parameter),
+                        )
+                    )
+    return problems
+
+
+def not_a_parameter(parameter: str) -> str:
+    """Why a value passed for a parameter the template does not have is lost, and the fix."""
+    lost = "sam deploy passes only the template's parameters, so it would drop this value without a word"
+    if parameter in WRITTEN_IN_THE_TEMPLATE:
+        return (
+            f"which template.yaml no longer takes: the value is written in the template now "
+            f"({WRITTEN_IN_THE_TEMPLATE[parameter]}), and {lost}. Fix: write the value there if it is not the "
+            f"template's, and drop {parameter} from parameter_overrides."
+        )
+    return (
+        f"which is not one of template.yaml's Parameters: {lost}. Fix: drop it from parameter_overrides, "
+        "or add the parameter to the template."
+    )
+
+
+def _override_line(text: str, environment: str, command: str) -> int:
+    """The line of a section's parameter_overrides (else of its header) in samconfig.toml's text."""
+    header = re.compile(rf"^\s*\[\s*{re.escape(environment)}\s*\.\s*{re.escape(command)}\s*\.\s*parameters\s*\]")
+    lines = text.splitlines()
+    start = next((at for at, line in enumerate(lines) if header.match(line)), None)
+    if start is None:
+        return 1
+    for at in range(start + 1, len(lines)):
+        if lines[at].lstrip().startswith("["):
+            break
+        if lines[at].lstrip().startswith("parameter_overrides"):
+            return at + 1
+    return start + 1
+
+
 def _unbounded(template: Template, parameters: set[str]) -> list[str]:
     return sorted(parameter for parameter in parameters if not template.longest(parameter)[1])
 
@@ -470,7 +558,7 @@ def check(document: dict[str, Any], samconfig: Path = SAMCONFIG) -> list[Problem
         problems += environment_size(template, name, properties)
         problems += extension_for_another_architecture(name, properties)
         problems += namespace_readers(template, name, properties)
-    return problems
+    return problems + stale_overrides(document, samconfig)
 
 
 def main(argv: list[str]) -> int:
@@ -479,9 +567,7 @@ def main(argv: list[str]) -> int:
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
-        print(
-            f"{len(problems)} problem(s) in {path.name}: a deploy would fail, or leave `live` stale.", file=sys.stderr
-        )
+        print(f"{len(problems)} problem(s): a deploy would fail, leave `live` stale, or lose a value.", file=sys.stderr)
         return 1
     template = Template(load_template(path), {})
     for name in published_functions(template):

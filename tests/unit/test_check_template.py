@@ -1,5 +1,5 @@
 """`make validate`'s template check: a parameter or switch that would leave `live` stale, a limit a deploy would
-hit, or two lines that must agree and do not.
+hit, two lines that must agree and do not, or a samconfig.toml value sam deploy would drop.
 
 Each test edits a copy of template.yaml as a user would (a Parameter and where it goes) and
 runs the check on it, as `python -m scripts.check_template <copy>` does. Each looks only at
@@ -63,6 +63,10 @@ class TemplateCopy:
 
     def replace(self, old: str, new: str) -> None:
         replace(self, old, new)
+
+    @property
+    def samconfig(self) -> Path:
+        return self.path.parent / "samconfig.toml"
 
 
 @pytest.fixture
@@ -353,3 +357,32 @@ def test_an_alarm_reading_another_namespace_than_the_function_writes_is_named(
     template.replace("- Namespace: !Ref AWS::StackName\n", "- Namespace: Acme\n")
     _, output = validate(template, capsys)
     assert "Namespace" not in output
+
+
+@pytest.mark.parametrize(
+    ("passed", "said"),
+    [
+        ("FunctionMemorySize=1024", "the value is written in the template now (Globals: MemorySize)"),
+        ("EnableSnapStart=true", "(Conditions: SnapStartEnabled)"),
+        ("Architecture=x86_64", "python -m scripts.set_architecture x86_64 sets it"),
+        ("ProbeHostName=carrier", "which is not one of template.yaml's Parameters"),
+    ],
+)
+def test_a_samconfig_value_for_no_parameter_of_the_template_is_named_where_it_is_and_where_it_belongs(
+    template: TemplateCopy, capsys: pytest.CaptureFixture[str], passed: str, said: str
+) -> None:
+    # GIVEN production's samconfig.toml section passing a value the template takes as no parameter: one
+    # that was a parameter before and is written in the template now, or a typo
+    text = template.samconfig.read_text(encoding="utf-8")
+    assert text.count(" Stage=production") == 1
+    template.samconfig.write_text(text.replace(" Stage=production", f" Stage=production {passed}"), encoding="utf-8")
+    line = next(at for at, each in enumerate(text.splitlines(), 1) if "Stage=production" in each)
+    # WHEN make validate checks the template and its samconfig.toml
+    status, output = validate(template, capsys)
+    # THEN it fails, naming the file, line and section, the value, where it belongs now, and that
+    # sam deploy would drop it without a word
+    assert status == 1
+    (found,) = [each for each in output.splitlines() if passed in each]
+    assert found.startswith(f"samconfig.toml:{line}: [production.deploy.parameters] passes {passed}, ")
+    assert said in found
+    assert "drop this value without a word" in found
