@@ -40,12 +40,15 @@ def steps(name: str, job: str) -> list[dict[str, Any]]:
 
 
 def make_targets(name: str, job: str) -> list[str]:
+    return [target for step in steps(name, job) for target in make_targets_of(step)]
+
+
+def make_targets_of(step: dict[str, Any]) -> list[str]:
     targets = []
-    for step in steps(name, job):
-        for line in step.get("run", "").splitlines():
-            words = shlex.split(line)
-            if words[:1] == ["make"]:
-                targets += [word for word in words[1:] if "=" not in word]
+    for line in step.get("run", "").splitlines():
+        words = shlex.split(line)
+        if words[:1] == ["make"]:
+            targets += [word for word in words[1:] if "=" not in word]
     return targets
 
 
@@ -106,6 +109,10 @@ def test_a_pull_request_runs_make_lint_test_check_validate_build_on_the_lambda_p
     python = action_step("checks.yml", "checks", "actions/setup-python")["with"]["python-version"]
     assert f"python{python}" == load_template(TEMPLATE)["Globals"]["Function"]["Runtime"]
     assert "secrets." not in (WORKFLOWS / "checks.yml").read_text(encoding="utf-8")
+    # AND the pinned SAM CLI is there before the tests, which must then run the guided deploy's prompts
+    [tests] = [step for step in steps("checks.yml", "checks") if "test" in make_targets_of(step)]
+    assert make_targets_of(tests).index("sam-cli") < make_targets_of(tests).index("test")
+    assert tests["env"]["MEDIAN_SAM_CLI_TESTS"] == "required"
 
 
 def test_main_deploys_staging_then_production_and_only_once_switched_on() -> None:
