@@ -221,15 +221,19 @@ event: $(INSTALLED) ## A freshly signed event in events/ for sam local: TOOL=nam
 	$(BIN)/python -m handler local-env --output $(ENV_VARS)
 
 # --- sam local: the built artifact in Lambda's container image ------------------------
-# LOCAL_ARCH=x86_64 (or arm64) runs it on that architecture instead of the template's, built into
-# a folder of its own, so the deploy build in .aws-sam/build is never swapped for it. An x86_64
-# Linux host runs the template's arm64 only through qemu's binfmt handlers, and slowly.
+# LOCAL_ARCH=x86_64 (or arm64) runs it on that architecture instead of the template's: a copy of
+# template.yaml set to it (scripts/set_architecture.py, as `copier copy` sets the project's), built
+# into a folder of its own, so neither template.yaml nor the deploy build in .aws-sam/build is
+# touched: the copy's code is this directory's (--base-dir), its settings this samconfig.toml's, and
+# its wheels are the copy's architecture (LAMBDA_ARCHITECTURE: SAM does not tell a makefile build).
+# An x86_64 Linux host runs the template's arm64 only through qemu's binfmt handlers, and slowly.
 # SAM_FLAGS passes SAM's own flags through (SAM_FLAGS=--skip-pull-image works offline once the
 # image is present). PARAMETER_OVERRIDES adds template parameters: sam local would replace
 # samconfig.toml's with any given on its command line, so scripts/sam_settings.py merges them.
 LOCAL_ARCH ?=
 export LOCAL_ARCH PARAMETER_OVERRIDES
 LOCAL_BUILD_DIR = $(if $(LOCAL_ARCH),.aws-sam/local-$(LOCAL_ARCH),.aws-sam/build)
+LOCAL_TEMPLATE = .aws-sam/template-$(LOCAL_ARCH).yaml
 # start-api's own default port, so a `make serve` on 3000 never answers the curls meant for it.
 START_API_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),3001)
 SAM_LOCAL = $(SAM) local $(1) --template $(LOCAL_BUILD_DIR)/template.yaml \
@@ -241,8 +245,10 @@ local-build: $(SAM_INSTALLED) $(INSTALLED)
 ifeq ($(strip $(LOCAL_ARCH)),)
 	$(SAM) build
 else
-	LAMBDA_ARCHITECTURE=$(LOCAL_ARCH) $(SAM) build --build-dir $(LOCAL_BUILD_DIR) \
-		--cache-dir .aws-sam/cache-local-$(LOCAL_ARCH) --parameter-overrides Architecture=$(LOCAL_ARCH)
+	@mkdir -p .aws-sam && cp template.yaml $(LOCAL_TEMPLATE)
+	$(BIN)/python -m scripts.set_architecture $(LOCAL_ARCH) --template $(LOCAL_TEMPLATE) >/dev/null
+	LAMBDA_ARCHITECTURE=$(LOCAL_ARCH) $(SAM) build --template $(LOCAL_TEMPLATE) --base-dir . \
+		--config-file "$(CURDIR)/samconfig.toml" --build-dir $(LOCAL_BUILD_DIR) --cache-dir .aws-sam/cache-local-$(LOCAL_ARCH)
 endif
 
 # Signatures go stale after 300 s: each invoke signs its event anew.
@@ -261,18 +267,13 @@ start-api: local-build ## sam local start-api on http://127.0.0.1:3001 (PORT=), 
 call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=, INPUT=, DIAGNOSTICS=1
 	$(BIN)/python -m handler call "$$URL" $(REQUEST_OPTIONS) $${KEY_FILE:+--key-file "$$KEY_FILE"}
 
-# The preflight stops a deploy that could not work (no credentials, no secret) and asks for
-# --guided while the stack does not exist. The guided questions come after the build: if
-# they change Architecture, the wheels are built again for it and deployed at once.
+# The preflight stops a deploy that could not work (no credentials, no secret, a setting samconfig.toml
+# passes that the template no longer takes) and asks for --guided while the stack does not exist.
+# The guided questions are only what differs per deployment (template.yaml's Parameters); the
+# architecture the build is for is written in the template, so no answer can change it.
 deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy" and docs/deploy.md
-	built=$$($(BIN)/python -m scripts.sam_settings architecture) && \
 	flags=$$($(BIN)/python -m scripts.deploy_preflight) && \
-	$(SAM) deploy $$flags && \
-	chosen=$$($(BIN)/python -m scripts.sam_settings architecture) && \
-	if [ "$$chosen" != "$$built" ]; then \
-		echo "Architecture is now $$chosen, the build was for $$built: building again and redeploying." >&2; \
-		$(SAM) build && $(SAM) deploy; \
-	fi
+	$(SAM) deploy $$flags
 
 delete: $(SAM_INSTALLED) ## Delete the deployed stack (the key's secret stays)
 	$(SAM) delete

@@ -41,9 +41,9 @@ def test_make_test_stays_green_with_a_users_parameters_and_make_validate_names_t
     template = project.read("template.yaml")
     template = template.replace("Parameters:\n", PARAMETERS, 1)
     template = template.replace("          MEDIAN_STAGE: !Ref Stage\n", VARIABLES, 1)
-    template = template.replace(
-        "VersionDescription: !Sub >-\n", "VersionDescription: !Sub >-\n        ${CarrierRegion}\n", 1
-    )
+    description = "      VersionDescription: !Sub\n        - >-\n"
+    assert template.count(description) == 1
+    template = template.replace(description, f"{description}          ${{CarrierRegion}}\n", 1)
     (project.root / "template.yaml").write_text(template, encoding="utf-8")
     # WHEN the template's tests run, as make test runs them
     tests = project.pytest("tests/unit/test_template_rollout.py", "tests/unit/test_check_template.py")
