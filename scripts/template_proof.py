@@ -124,7 +124,10 @@ def previous_release(clone: Path) -> str | None:
 
 def copy(clone: Path, project: Path, ref: str, answers: dict[str, str]) -> None:
     data = [item for name, value in answers.items() for item in ("--data", f"{name}={value}")]
-    run([str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", ref, *data, str(clone), str(project)], clone)
+    run(
+        [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", ref, *data, str(clone), str(project)],
+        clone,
+    )
     git(project, "init", "--quiet")
     git(project, "config", "user.email", "user@example.invalid")
     git(project, "config", "user.name", "a user")
@@ -180,7 +183,11 @@ def check_the_upgrade(project: Path, users: dict[str, bytes], fresh: Path, previ
     problems += [f"{name}: changed by the upgrade" for name in sorted(users) if now.get(name) != users[name]]
     problems += [f"{name}: added by the upgrade" for name in sorted(set(now) - set(users))]
     template = (project / "template.yaml").read_text(encoding="utf-8")
-    problems += [f"template.yaml lost the user's {what}" for what in ("LoyaltyTable:", "LoyaltyTableName:") if what not in template]
+    problems += [
+        f"template.yaml lost the user's {what}"
+        for what in ("LoyaltyTable:", "LoyaltyTableName:")
+        if what not in template
+    ]
     if "python-dateutil" not in (project / "pyproject.toml").read_text(encoding="utf-8"):
         problems.append("pyproject.toml lost the user's dependency")
     # The template's own files: those the user never touched are now exactly this version's, and
@@ -200,9 +207,15 @@ def check_the_upgrade(project: Path, users: dict[str, bytes], fresh: Path, previ
         elif name not in touched and mine.read_bytes() != path.read_bytes():
             problems.append(f"{name}: differs from this version's")
         elif name in touched and name != "uv.lock" and before.is_file():
-            added = set(path.read_text(encoding="utf-8").splitlines()) - set(before.read_text(encoding="utf-8").splitlines())
+            added = set(path.read_text(encoding="utf-8").splitlines()) - set(
+                before.read_text(encoding="utf-8").splitlines()
+            )
             kept = set(mine.read_text(encoding="utf-8").splitlines())
-            problems += [f"{name}: this version's line is missing: {line.strip()}" for line in sorted(added - kept) if line.strip()]
+            problems += [
+                f"{name}: this version's line is missing: {line.strip()}"
+                for line in sorted(added - kept)
+                if line.strip()
+            ]
     if not changed_by_the_template:
         problems.append("this version changes no file of the previous release's: the upgrade proves nothing")
     return problems
@@ -215,7 +228,12 @@ def prove(scratch: Path) -> None:
 
     step("copy this version with other answers, then make lint test check build")
     other = scratch / "other-answers"
-    copy(clone, other, "HEAD", {"stack_name": "acme-returns", "stages": "[dev, prod]", "architecture": "x86_64", "keep_examples": "false"})
+    copy(
+        clone,
+        other,
+        "HEAD",
+        {"stack_name": "acme-returns", "stages": "[dev, prod]", "architecture": "x86_64", "keep_examples": "false"},
+    )
     make(other, "lint", "test", "check", "build")
     run([str(other / ".venv" / "bin" / "python"), "-m", "scripts.check_artifact"], other)
 
@@ -233,7 +251,10 @@ def prove(scratch: Path) -> None:
     make(project, "upgrade", "VERSION=HEAD")
     fresh, previous = scratch / "fresh", scratch / "previous"
     run([str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "HEAD", str(clone), str(fresh)], clone)
-    run([str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", previous_tag, str(clone), str(previous)], clone)
+    run(
+        [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", previous_tag, str(clone), str(previous)],
+        clone,
+    )
     problems = check_the_upgrade(project, users, fresh, previous)
     if problems:
         raise ProofFailed("the upgrade is not what a user must get:\n  " + "\n  ".join(problems))

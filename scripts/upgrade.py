@@ -29,25 +29,25 @@ class UpgradeStopped(Exception):
     """The upgrade cannot go on; str() says why and what to do."""
 
 
-def _git(*arguments: str) -> str:
-    return subprocess.run(  # noqa: S603 - git, with arguments of our own
-        ["git", *arguments], cwd=ROOT, capture_output=True, text=True, check=True  # noqa: S607
-    ).stdout
+def _git(root: Path, *arguments: str) -> str:
+    command = ["git", *arguments]
+    return subprocess.run(command, cwd=root, capture_output=True, text=True, check=True).stdout  # noqa: S603
 
 
-def answered_version() -> str:
+def answered_version(root: Path = ROOT) -> str:
     """The template version this project was made from or last upgraded to (.copier-answers.yml's _commit)."""
-    if not ANSWERS.is_file():
+    answers = root / ANSWERS.name
+    if not answers.is_file():
         raise UpgradeStopped(
             "This checkout has no .copier-answers.yml, so no template to upgrade from: it is the template itself, "
             "or a project made before the template was a Copier template (docs/upgrading.md says how to adopt one)."
         )
-    found = re.search(r"^_commit:\s*(\S+)\s*$", ANSWERS.read_text(encoding="utf-8"), re.MULTILINE)
+    found = re.search(r"^_commit:\s*(\S+)\s*$", answers.read_text(encoding="utf-8"), re.MULTILINE)
     return found[1] if found else "an unknown version"
 
 
-def refuse_a_dirty_tree() -> None:
-    changed = _git("status", "--porcelain", "--untracked-files=normal").splitlines()
+def refuse_a_dirty_tree(root: Path = ROOT) -> None:
+    changed = _git(root, "status", "--porcelain", "--untracked-files=normal").splitlines()
     if changed:
         shown = "\n".join(f"  {line}" for line in changed[:10]) + ("\n  ..." if len(changed) > 10 else "")
         raise UpgradeStopped(
@@ -55,13 +55,14 @@ def refuse_a_dirty_tree() -> None:
         )
 
 
-def conflicted_files() -> list[str]:
+def conflicted_files(root: Path = ROOT) -> list[str]:
     """The files Copier left unmerged: git's unmerged entries, and any file holding Copier's markers."""
-    unmerged = {line.split("\t", 1)[1] for line in _git("ls-files", "--unmerged").splitlines() if "\t" in line}
-    rejected = {path for path in _git("ls-files", "--others", "--exclude-standard").splitlines() if path.endswith(".rej")}
-    for path in _git("ls-files", "--modified").splitlines():
+    unmerged = {line.split("\t", 1)[1] for line in _git(root, "ls-files", "--unmerged").splitlines() if "\t" in line}
+    others = _git(root, "ls-files", "--others", "--exclude-standard").splitlines()
+    rejected = {path for path in others if path.endswith(".rej")}
+    for path in _git(root, "ls-files", "--modified").splitlines():
         try:
-            text = (ROOT / path).read_text(encoding="utf-8")
+            text = (root / path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
         if CONFLICT_MARKER.search(text):
@@ -91,7 +92,7 @@ def run(argv: list[str]) -> int:
         )
     after = answered_version()
     environment = {**os.environ, "MAKEFLAGS": ""}
-    if subprocess.run([sys.executable, "-m", "scripts.lock", "check"], cwd=ROOT, check=False).returncode != 0:  # noqa: S603
+    if subprocess.run([sys.executable, "-m", "scripts.lock", "check"], cwd=ROOT, check=False).returncode != 0:
         print("upgrade: the merged pyproject.toml asks for a new lock: make lock", flush=True)
         subprocess.run(["make", "lock"], cwd=ROOT, check=True, env=environment)  # noqa: S607
     print(f"upgrade: now on {after}; checking it: make lint test check", flush=True)

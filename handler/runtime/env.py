@@ -72,7 +72,7 @@ _version: str | None = None
 
 
 def template_version() -> str:
-    """The template's version: the artifact's version.txt, else pyproject.toml's beside handler/; "unknown" if neither."""
+    """The template's version: the artifact's version.txt, else pyproject.toml's beside handler/; or "unknown"."""
     global _version
     if _version is None:
         _version = read_template_version(os.path.dirname(os.path.dirname(__file__)))  # noqa: PTH120 - see below

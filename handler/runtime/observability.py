@@ -33,7 +33,6 @@ import sys
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, cast
 
-from handler.runtime.env import template_version
 from handler.protocol import (
     INITIALIZATION_TYPE_ENV,
     METRICS_NAMESPACE,
@@ -43,6 +42,7 @@ from handler.protocol import (
     SERVICE_NAME_ENV,
     TRACE_DISABLED_ENV,
 )
+from handler.runtime.env import template_version
 
 if TYPE_CHECKING:
     import logging

@@ -48,7 +48,7 @@ def test_a_handler_with_neither_says_it_does_not_know(tmp_path: Path) -> None:
 
 def test_the_cli_prints_the_version() -> None:
     # WHEN `python -m handler --version` runs in this checkout
-    printed = subprocess.run(  # noqa: S603 - this interpreter, the module under test
+    printed = subprocess.run(
         [sys.executable, "-m", "handler", "--version"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     # THEN it names the project and pyproject.toml's version, as the build writes it into the artifact
