@@ -172,14 +172,18 @@ def test_the_lock_gives_each_architecture_the_runtime_group_and_never_the_runtim
     assert all(version[0].isdigit() for version in locked.values())
 
 
-def test_the_local_settings_file_in_the_artifact_is_caught(artifact: Path) -> None:
-    # GIVEN a developer's tools/settings.local.toml copied into the artifact
-    (artifact / "tools" / "settings.local.toml").write_text('CARRIER_BASE_URL = "http://127.0.0.1:8081"\n')
+@pytest.mark.parametrize(
+    "name",
+    ["settings.local.toml", "settings.local.toml~", ".settings.local.toml.swp", "#settings.local.toml#"],
+    ids=["the file", "a backup", "vim's swap file", "emacs's autosave"],
+)
+def test_the_local_settings_file_or_an_editors_copy_in_the_artifact_is_caught(artifact: Path, name: str) -> None:
+    # GIVEN a developer's tools/settings.local.toml, or a copy an editor left beside it, in the artifact
+    (artifact / "tools" / name).write_text('CARRIER_BASE_URL = "http://127.0.0.1:8081"\n')
     # WHEN it is checked
     # THEN the check names it, and why it must stay behind
-    assert (
-        "tools/settings.local.toml is in the artifact: a machine's local values, which the build must leave behind"
-        in check(artifact, "arm64")
+    assert f"tools/{name} is in the artifact: a machine's local values, which the build must leave behind" in check(
+        artifact, "arm64"
     )
 
 
