@@ -318,19 +318,23 @@ def logs(capsys: pytest.CaptureFixture[str]) -> LogCapture:
     return LogCapture(capsys)
 
 
+# The folders a generated project keeps, whose tests serve tools/ as it is: the user's own tests,
+# and the contract suite, which proves the user's endpoint (tests/contract/__init__.py).
 TOOL_TESTS_DIR = Path(__file__).parent / "tools"
+CONTRACT_TESTS_DIR = Path(__file__).parent / "contract"
 
 
 @pytest.fixture(autouse=True)
 def _framework_tests_never_serve_tools_dir(request: pytest.FixtureRequest) -> None:
-    """Every test outside tests/tools/ runs on the scratch registry: the framework is tested without
-    the example tools (or whatever a user has put in tools/), which are served to none of them. (The
-    session imports tools/ once, at its start, only to stop at a module that fails to import:
+    """Every test outside tests/tools/ and tests/contract/ runs on the scratch registry: the framework is
+    tested without the example tools (or whatever a user has put in tools/), which are served to none of
+    them. (The session imports tools/ once, at its start, only to stop at a module that fails to import:
     handler/testing/pytest_plugin.py.)
 
-    tests/tools/ is the user's: its tests serve tools/ as it is, exactly as `make serve` does.
+    tests/tools/ is the user's: its tests serve tools/ as it is, exactly as `make serve` does. So does
+    tests/contract/, which a generated project ships too: it proves whatever tools/ holds.
     """
-    if TOOL_TESTS_DIR not in request.path.parents:
+    if not {TOOL_TESTS_DIR, CONTRACT_TESTS_DIR} & set(request.path.parents):
         request.getfixturevalue("scratch_registry")
 
 
