@@ -156,10 +156,9 @@ def test_a_body_at_the_cap_is_served_and_one_byte_more_is_413(
     payload_format: str, base64_body: bool, endpoint: Endpoint, contract_tools: ModuleType
 ) -> None:
     # GIVEN signed calls of exactly the cap and one byte over, as text or base64, through the table
-    options = {"payload_format": payload_format, "base64_body": base64_body}
     # WHEN they are sent
-    at_cap = endpoint.post(_padded_call(MAX_BODY_BYTES), **options)
-    over = endpoint.post(_padded_call(MAX_BODY_BYTES + 1), **options)
+    at_cap = endpoint.post(_padded_call(MAX_BODY_BYTES), payload_format=payload_format, base64_body=base64_body)
+    over = endpoint.post(_padded_call(MAX_BODY_BYTES + 1), payload_format=payload_format, base64_body=base64_body)
     # THEN the first is served; the second is refused as too large, saying the limit, and runs nothing
     assert at_cap.status == 200, at_cap.body
     assert at_cap.body["output"] == {"run": 1, "note": "at the cap"}
