@@ -109,6 +109,15 @@ def test_a_generated_project_holds_only_the_contract_suite_and_the_users_tests(p
     assert not [path for path in NOT_SHIPPED if (project / path).exists()]
 
 
+def test_pytests_own_script_finds_the_plugin_the_tools_and_the_contract_suite(project: Path) -> None:
+    # GIVEN the project, run as `uv run pytest` runs it: pytest's script, whose import path lacks the project
+    # WHEN it collects the contract suite
+    finished = _run(project, [".venv/bin/pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests/contract"])
+    # THEN handler.testing's plugin, the tools and the suite's own modules all import
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "tests/contract/test_post.py::test_input_with_a_field_your_tool_does_not_have" in finished.stdout
+
+
 def test_make_test_passes_on_the_examples_and_says_what_the_contract_checked(project: Path) -> None:
     # WHEN `make test` runs in the project, with the examples
     finished = _run(project, ["make", "--no-print-directory", "test"])
