@@ -48,6 +48,10 @@ if TYPE_CHECKING:
 @pytest.fixture(scope="session")
 def deployed_function() -> DeployedFunction:
     """template.yaml's function, as SAM translates it with every parameter at its default."""
+    # The entry point imported first, in the run's own environment: what it reads once, at import (the
+    # cold start's line on idempotency, the tracer), is the process's, as in any other test of the run.
+    import handler.app  # noqa: F401
+
     return deployed_function_of_template()
 
 

@@ -62,17 +62,23 @@ def _deployed_value(value: Any, stack: Stack) -> str | None:
     return None  # a value only CloudFormation can compute: no tool runs here to read it
 
 
+def _set_per_test(name: str) -> bool:
+    """Whether a test sets this variable as the function has it. Not the extension's port: no extension
+    runs here, and without it the key is read through boto3, the same GetSecretValue the extension
+    makes. Nor Powertools' own (service, level, namespace, tracing): Powertools reads them once per
+    process, so a test that set them would leave its values to every later test of the run."""
+    return name != SECRETS_EXTENSION_PORT_ENV and not name.startswith("POWERTOOLS_")
+
+
 def deployed_function_of_template() -> DeployedFunction:
     """template.yaml's function, as SAM translates it with every parameter at its default."""
     stack = translated()
     function = stack.properties(FUNCTION)
     variables = function["Environment"]["Variables"]
-    # All but the extension's port: no extension runs here, and without it the key is read through
-    # boto3, the same GetSecretValue the extension makes.
     environment = {
         name: shown
         for name, value in variables.items()
-        if name != SECRETS_EXTENSION_PORT_ENV and (shown := _deployed_value(value, stack)) is not None
+        if _set_per_test(name) and (shown := _deployed_value(value, stack)) is not None
     }
     table_ref = variables.get(IDEMPOTENCY_TABLE_VARIABLE)
     assert isinstance(table_ref, dict) and "Ref" in table_ref, (
