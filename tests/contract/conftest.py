@@ -128,7 +128,7 @@ def _none(reason: str) -> Any:
 # What each module of the suite proves, as its summary line says it.
 CHECKED = {
     "test_signature.py": "the signature: the published vectors, 405, each 401 family, 500 no_key",
-    "test_manifest.py": "GET: your manifest, Median's sync rules, the three event shapes",
+    "test_manifest.py": "GET: your manifest, Median's sync rules, the three event shapes, each stage you deploy",
     "test_post.py": "POST's refusals: 400, 404, 413, and 422 naming the field, for each of your tools",
     "test_idempotency.py": "a retried callId answered from the idempotency table, a reused one refused",
     "test_artifact.py": "the build: your tools, handler/, the manifest GET serves, nothing local",

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler.authoring.registry import load_tools
+from handler.cli.deployment import deployment
 from handler.manifest.build import build_manifest
+from handler.protocol import STAGE_ENV
 from handler.rules import check_manifest
-from handler.testing import PAYLOAD_FORMATS, signed_event
+from handler.testing import PAYLOAD_FORMATS, forget_what_a_container_keeps, signed_event
 from tests.contract.deployed import your_tools
 
 if TYPE_CHECKING:
@@ -66,3 +68,21 @@ def test_the_manifest_is_compact_json_and_alike_on_every_event_shape(endpoint: E
     assert len(set(bodies.values())) == 1, bodies
     raw = bodies["2.0"]
     assert raw == json.dumps(json.loads(raw), separators=(",", ":"), ensure_ascii=False)
+
+
+def test_a_function_deployed_as_each_of_your_stages_answers_get(
+    endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN each stage this project deploys: template.yaml's default Stage, and samconfig.toml's config-envs'
+    stages = sorted({stage.name for stage in deployment().stages})
+    assert stages, "template.yaml names no Stage the function is deployed as"
+    answers = {}
+    for stage in stages:
+        # WHEN Median GETs the manifest from a function deployed as that stage
+        monkeypatch.setenv(STAGE_ENV, stage)
+        forget_what_a_container_keeps()
+        answers[stage] = endpoint.get()
+    # THEN every stage answers it: tools/settings.toml has a table for each, or a container would refuse all
+    refused = {stage: answer.body.get("error") for stage, answer in answers.items() if answer.status != 200}
+    assert refused == {}
+    assert all(answer.body == answers[stages[0]].body for answer in answers.values())
