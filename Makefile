@@ -196,14 +196,15 @@ validate-checkov: $(CHECKOV_INSTALLED)
 # are the lock's (scripts/lock.py, artifact-requirements), every file checked against its hash,
 # with no resolution of their own (--no-deps): the artifact holds exactly the locked versions.
 # tools/settings.local.toml (and its example) stay behind: your machine's values, never deployed,
-# and never read here (--no-local), so a broken one cannot stop a build. handler/stages.txt lists
+# and never read here (--no-local), so a broken one cannot stop a build; so does any copy an editor
+# leaves beside it (settings.local.toml~, .settings.local.toml.swp, #...#). handler/stages.txt lists
 # the stages a container may run as: settings.toml's tables, read at start without a TOML parser;
 # handler/version.txt the template's version, which every log line carries.
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(BIN)/python -m handler check --no-local
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
-	tar -c --exclude __pycache__ --exclude '*.pyc' --exclude 'settings.local*.toml' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
+	tar -c --exclude __pycache__ --exclude '*.pyc' --exclude '*settings.local*' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
 	$(BIN)/python -m scripts.lock artifact-requirements > $(VENV)/artifact-requirements.txt
 	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
 	$(UV_ENV) $(UV) pip install --quiet --python $(BIN)/python --target "$(ARTIFACTS_DIR)" \

@@ -31,9 +31,10 @@ REQUIRED = ("handler/app.py", "tools/__init__.py", "handler/manifest.json", "han
 # The workspace's own directories: none belongs in the function.
 WORKSPACE_ONLY = ("tests", ".venv", "devserver", "events", "scripts", ".aws-sam", ".git")
 CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")
-# A machine's own configuration values (docs/configuration.md): a deployed function ignores
-# them, but they may hold a developer's dummy secrets or internal URLs, and never ship.
-LOCAL_ONLY_FILES = ("settings.local.toml",)
+# A machine's own configuration values (docs/configuration.md), and the copies an editor leaves
+# beside them (settings.local.toml~, .settings.local.toml.swp, #settings.local.toml#): a deployed
+# function ignores them, but they may hold a developer's dummy secrets or internal URLs, and never ship.
+LOCAL_ONLY_FILES = ("*settings.local*",)
 PYTHON_TAG = "cpython-313"
 # ELF e_machine values: what a shared object was compiled for.
 ELF_MACHINES = {183: "aarch64", 62: "x86_64"}

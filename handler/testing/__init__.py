@@ -13,6 +13,7 @@ and goes through `lambda_handler` exactly as a deployed request would.
 - `client`: `MedianTestClient`, its `TestAnswer`, the `FakeLambdaContext` it sends, `dev_key`;
 - `events`: the events and bodies Median sends (`signed_event`, `http_event`, `call_body`, ...);
 - `aws`: `MedianAWS`, what the `median_aws` fixture gives a test that reaches AWS;
+- `template`: `translated`, template.yaml as SAM's translator gives it to CloudFormation, as a `Stack`;
 - `pytest_plugin`: that fixture, registered by pyproject.toml's `-p handler.testing.pytest_plugin`.
 """
 
@@ -28,6 +29,7 @@ from handler.testing.events import (
     http_event,
     signed_event,
 )
+from handler.testing.template import Stack, template_parameters, translated
 
 __all__ = [
     "PAYLOAD_FORMATS",
@@ -35,6 +37,7 @@ __all__ = [
     "FakeLambdaContext",
     "MedianAWS",
     "MedianTestClient",
+    "Stack",
     "TestAnswer",
     "answer_of",
     "call_body",
@@ -43,4 +46,6 @@ __all__ = [
     "forget_what_a_container_keeps",
     "http_event",
     "signed_event",
+    "template_parameters",
+    "translated",
 ]

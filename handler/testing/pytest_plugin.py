@@ -1,7 +1,8 @@
 """The pytest fixtures a tool's tests use: `median_aws`, moto's server with the handler pointed at it.
 
 Every test also starts with nothing a container keeps (settings, secrets, AWS clients), so a
-value a test sets with `monkeypatch.setenv` is the one its tools read.
+value a test sets with `monkeypatch.setenv` is the one its tools read. A tool module that fails
+to import stops the run before any test, with its one `file:line: what` line.
 
 Registered for the whole project by pyproject.toml (`-p handler.testing.pytest_plugin` in pytest's
 addopts), so `tests/tools/` needs no conftest for it. moto and pytest are test dependencies,
@@ -28,6 +29,18 @@ _FAKE_AWS = {
 }
 # Each would send a client elsewhere than moto, or the handler through the extension.
 _UNSET = ("AWS_PROFILE", "AWS_REGION", "PARAMETERS_SECRETS_EXTENSION_HTTP_PORT")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A tool module that fails to import stops the run before any test, with one `file:line: what`
+    line per broken module (handler.authoring.registry.ToolLoadError), as `make check` and `make serve` say it:
+    not as a traceback through the framework in every test that reaches the tools."""
+    from handler.authoring.registry import ToolLoadError, load_tools
+
+    try:
+        load_tools()
+    except ToolLoadError as failed:
+        raise pytest.UsageError(f"the tools failed to import:\n{failed}") from None
 
 
 @pytest.fixture(scope="session")

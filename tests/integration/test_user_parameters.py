@@ -32,9 +32,7 @@ def test_make_test_stays_green_with_a_users_parameters_and_make_validate_names_t
     # GIVEN a project whose template gains two parameters passed to the function as variables:
     # one also added to VersionDescription, as the template's comment asks, and one not
     project = copy_project(tmp_path / "project")
-    for name in ("template.yaml", "samconfig.toml"):
-        shutil.copy2(REPO / name, project.root / name)
-    shutil.copytree(REPO / "scripts", project.root / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(REPO / "samconfig.toml", project.root / "samconfig.toml")
     (project.root / "tests" / "unit").mkdir()
     for name in TEMPLATE_TESTS:
         shutil.copy2(REPO / "tests" / "unit" / name, project.root / "tests" / "unit" / name)

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from handler.testing import translated
 from scripts.check_template import check, main
 from scripts.sam_settings import load_template
 from scripts.set_architecture import main as set_architecture
-from tests.sam_template import translated
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from handler.testing import translated
+from handler.testing.template import ACCOUNT_ID, REGION, STACK_NAME
 from scripts.sam_settings import SAMCONFIG, load_template, parameter_overrides
-from tests.sam_template import ACCOUNT_ID, REGION, STACK_NAME, translated
 
 ROLE_TEMPLATE = Path(__file__).resolve().parents[2] / "pipeline" / "oidc-role.yaml"
 BOUNDARY = {"Ref": "StackRolesPermissionsBoundary"}

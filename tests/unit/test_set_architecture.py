@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from handler.testing import translated
+from handler.testing.template import REGION
 from scripts.sam_settings import TEMPLATE, lambda_architecture, load_template
 from scripts.set_architecture import main
-from tests.sam_template import REGION, translated
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURES_LINE = "    Architectures: [arm64]\n"

@@ -10,7 +10,8 @@ import pytest
 
 from handler.protocol import METRICS_NAMESPACE_ENV, SERVICE_NAME_ENV
 from handler.runtime.observability import Metric
-from tests.sam_template import ACCOUNT_ID, Stack, translated
+from handler.testing import Stack, translated
+from handler.testing.template import ACCOUNT_ID
 from tests.support.stage_signals import emf_documents, function_signals_environment, stage_output
 from tests.template_edits import edited, with_namespace
 

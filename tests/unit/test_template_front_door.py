@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from tests.sam_template import Stack, translated
+from handler.testing import Stack, translated
 from tests.template_edits import edited
 
 STAGE = "AWS::ApiGatewayV2::Stage"

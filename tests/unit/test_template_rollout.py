@@ -15,9 +15,10 @@ import pytest
 
 from handler.protocol import KEY_CACHE_SECONDS
 from handler.runtime.observability import Metric
+from handler.testing import Stack, template_parameters, translated
+from handler.testing.template import REGION, REQUIRED_PARAMETERS
 from scripts.check_template import UNVERSIONED_PROPERTIES, VERSION_DESCRIPTION_LIMIT, Template, function_properties
 from scripts.sam_settings import load_template, parameter_overrides
-from tests.sam_template import REGION, REQUIRED_PARAMETERS, Stack, template_parameters, translated
 from tests.template_edits import edited, with_architecture
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,14 +17,14 @@ import pytest
 
 from handler.protocol import METRICS_NAMESPACE_ENV, SERVICE_NAME_ENV
 from handler.runtime.observability import Metric
+from handler.testing import translated
 from scripts.sam_settings import load_template
-from tests.sam_template import translated
 from tests.support.stage_signals import emf_documents, function_signals_environment, stage_output
 from tests.template_edits import with_namespace
 from tests.unit.test_template_alarms import alarm_summing, alarms, insights_query
 
 if TYPE_CHECKING:
-    from tests.sam_template import Stack
+    from handler.testing import Stack
 
 # The template as it ships (each stack's namespace its own name), or with a namespace the stacks share.
 SHARED = "AcmeSupportTools"

@@ -1,0 +1,145 @@
+"""A generated project's `make test` passes on the contract suite and the user's tests alone, with the
+examples and without them.
+
+The project is what a user gets: this checkout's files (tracked, and new ones git does not
+ignore) without what stays in the template repository (NOT_SHIPPED), so its tests/ holds only
+tests/__init__.py, tests/contract/ and tests/tools/. It runs in a temporary folder whose .venv
+is a link to this checkout's, as scripts/swap_examples.sh runs its copy, from a shell that sets
+nothing of the framework's tests. Then the examples are deleted with the README's own "Make it
+yours" commands, and `make test` runs again: with no tool at all, the contract suite still
+passes, and says what it checked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.project_copy import REPO, fenced_snippets
+
+# Of tests/, a project gets these: the framework's own tests and their helpers stay in the template.
+SHIPPED_TESTS = ("tests/__init__.py", "tests/contract/", "tests/tools/")
+# And these stay too: the maintainers' benchmarks and mutation testing, and the template's swap check.
+NOT_SHIPPED = (
+    "bench/",
+    "scripts/mutate.py",
+    "scripts/equivalent_mutants.toml",
+    "scripts/swap_examples.sh",
+    ".github/workflows/mutation.yml",
+    "tooling/mutmut.py",
+    "tooling/mutmut.py.lock",
+)
+# A shell's own variables: nothing the framework's tests set (fake AWS credentials, a tools package,
+# a dev key file, make's flags) reaches the project's make.
+_SHELL = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
+_TIMEOUT_SECONDS = 600
+
+
+def _shipped(name: str) -> bool:
+    if name.startswith("tests/"):
+        return name.startswith(SHIPPED_TESTS)
+    return not any(name == path or (path.endswith("/") and name.startswith(path)) for path in NOT_SHIPPED)
+
+
+def generated_project(root: Path) -> Path:
+    """This checkout as a generated project holds it, in `root`, its .venv a link to this checkout's."""
+    listing = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],  # noqa: S607
+        cwd=REPO,
+        capture_output=True,
+        check=False,
+    )
+    if listing.returncode != 0:
+        pytest.skip("not a git checkout: what a project gets is this checkout's tracked files")
+    listed = listing.stdout.decode()
+    project = root / "project"
+    project.mkdir()
+    # tar keeps the files' times: pyproject.toml stays older than the venv's install stamp, and make
+    # installs nothing.
+    archive = root / "project.tar"
+    with tarfile.open(archive, "w") as packed:
+        for name in filter(None, listed.split("\0")):
+            if _shipped(name) and (REPO / name).is_file():
+                packed.add(REPO / name, arcname=name)
+    with tarfile.open(archive) as packed:
+        packed.extractall(project, filter="tar")
+    archive.unlink()
+    (project / ".venv").symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
+    return project
+
+
+def _run(project: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - make and bash, with the project's own targets and the README's lines
+        command,
+        cwd=project,
+        env={name: os.environ[name] for name in _SHELL if name in os.environ},
+        capture_output=True,
+        text=True,
+        timeout=_TIMEOUT_SECONDS,
+        check=False,
+    )
+
+
+def _make_it_yours() -> str:
+    """The README's "Make it yours" commands, as a user pastes them."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("\n## Make it yours\n")
+    section = readme[start : readme.index("\n## ", start + 1)]
+    [commands] = [body for language, body in fenced_snippets(section) if language == "bash"]
+    return commands
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generated_project(tmp_path_factory.mktemp("generated"))
+
+
+def test_a_generated_project_holds_only_the_contract_suite_and_the_users_tests(project: Path) -> None:
+    # GIVEN a project as generated from this template
+    # WHEN its tests/ is listed
+    tests = sorted(path.relative_to(project).as_posix() for path in (project / "tests").iterdir())
+    # THEN it holds the contract suite and the user's own tests, and none of the template's tooling
+    assert tests == ["tests/__init__.py", "tests/contract", "tests/tools"]
+    assert not [path for path in NOT_SHIPPED if (project / path).exists()]
+
+
+def test_pytests_own_script_finds_the_plugin_the_tools_and_the_contract_suite(project: Path) -> None:
+    # GIVEN the project, run as `uv run pytest` runs it: pytest's script, whose import path lacks the project
+    # WHEN it collects the contract suite
+    finished = _run(project, [".venv/bin/pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests/contract"])
+    # THEN handler.testing's plugin, the tools and the suite's own modules all import
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "tests/contract/test_post.py::test_input_with_a_field_your_tool_does_not_have" in finished.stdout
+
+
+def test_make_test_passes_on_the_examples_and_says_what_the_contract_checked(project: Path) -> None:
+    # WHEN `make test` runs in the project, with the examples
+    finished = _run(project, ["make", "--no-print-directory", "test"])
+    output = finished.stdout + finished.stderr
+    # THEN the contract suite and the examples' tests ran and passed, and the contract names the tools it checked
+    assert finished.returncode == 0, output[-6000:]
+    assert "tests/contract/test_post.py" in output
+    assert "tests/tools/test_orders.py" in output
+    assert re.search(r"^on your \d+ tool\(s\): orderStatus, ", output, re.MULTILINE), output[-3000:]
+
+
+def test_make_test_passes_with_no_tool_at_all_once_the_examples_are_deleted(project: Path) -> None:
+    # GIVEN the same project, its examples deleted as the README's "Make it yours" says
+    deleted = _run(project, ["bash", "-euc", _make_it_yours()])
+    assert deleted.returncode == 0, deleted.stdout + deleted.stderr
+    assert not (project / "tests" / "tools").exists()
+    # WHEN `make test` runs
+    finished = _run(project, ["make", "--no-print-directory", "test"])
+    output = finished.stdout + finished.stderr
+    # THEN the contract suite passes on no tool, saying so, and what it checked
+    assert finished.returncode == 0, output[-6000:]
+    assert "on no tool of yours: tools/ has none yet" in output
+    for checked in ("the signature", "GET: your manifest", "POST's refusals", "a retried callId", "the build"):
+        assert checked in output, output[-3000:]
+    assert "tools/ serves no tool yet" in output  # the per-tool tests, skipped with their reason
