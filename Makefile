@@ -101,7 +101,7 @@ new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NA
 	@[ -n "$$NAME" ] || { echo "Name the tool's module: make new-tool NAME=loyalty_points" >&2; exit 2; }
 	$(BIN)/python -m handler new-tool "$$NAME"
 
-lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format); mypy on handler/, tools/ and tests/support/; handler/'s layers
+lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format); mypy on handler/, tools/ and tests/contract/; handler/'s layers
 	$(BIN)/python -m scripts.lock check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -5,7 +5,12 @@
 # The inspector's browser tests drive Chromium with Playwright, in the dev venv beside the rest.
 INSTALL_GROUPS += browser
 
-.PHONY: swap-check template-proof release
+.PHONY: swap-check template-proof release lint-maintainers
+
+# The machinery the template's own tests and the bench share, typed as strictly as handler/.
+lint: lint-maintainers
+lint-maintainers: $(INSTALLED)
+	$(BIN)/mypy -p tests.support
 
 # --- The template as its users take it (issue 26; docs/releasing.md) -----------------
 # A project copied from this version works at once, and one copied from the previous release and
