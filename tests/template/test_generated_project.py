@@ -111,3 +111,21 @@ def test_make_test_passes_with_no_tool_at_all_once_the_examples_are_deleted(proj
     for checked in ("the signature", "GET: your manifest", "POST's refusals", "a retried callId", "the build"):
         assert checked in output, output[-3000:]
     assert "tools/ serves no tool yet" in output  # the per-tool tests, skipped with their reason
+
+
+# A Markdown link to a file of the project: [text](path) or [text](path#anchor), not a URL.
+_LINK = re.compile(r"\]\((?!https?://|mailto:|#)(?P<target>[^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_every_link_in_the_projects_pages_reaches_a_file_it_has(project: Path) -> None:
+    # GIVEN every Markdown page a project gets
+    pages = [path for path in project.rglob("*.md") if ".venv" not in path.parts]
+    # WHEN each relative link is followed from its page
+    broken = [
+        f"{page.relative_to(project)}: {found['target']}"
+        for page in pages
+        for found in _LINK.finditer(page.read_text(encoding="utf-8"))
+        if not (page.parent / found["target"]).exists()
+    ]
+    # THEN each reaches a file the project has: none points at what stays in the template repository
+    assert pages and broken == []
