@@ -92,18 +92,6 @@ def _framework_tests_run_as_a_fresh_clone(request: pytest.FixtureRequest, monkey
             monkeypatch.delenv(name)
 
 
-def pytest_report_header(config: pytest.Config) -> list[str]:
-    """What stops your tools' configuration on this machine (a settings.local.toml that is not TOML, a
-    MEDIAN_STAGE that names no stage), said before any test: their calls would answer 500."""
-    from handler.authoring.settings import ConfigurationError, local_file_problem, this_stage_problem
-
-    try:
-        problems = [local_file_problem(), this_stage_problem()]
-    except ConfigurationError as error:
-        problems = [str(error)]
-    return [f"warning: your tools' tests will fail: {problem}" for problem in problems if problem is not None]
-
-
 @pytest.fixture
 def client() -> MedianTestClient:
     """Signs requests with the protocol's test key and serves it to the handler as the dev key."""

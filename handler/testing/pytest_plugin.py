@@ -43,6 +43,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(f"the tools failed to import:\n{failed}") from None
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """What stops your tools' configuration on this machine (a settings.local.toml that is not TOML, a
+    MEDIAN_STAGE that names no stage), said before any test: their calls would answer 500."""
+    from handler.authoring.settings import ConfigurationError, local_file_problem, this_stage_problem
+
+    try:
+        problems = [local_file_problem(), this_stage_problem()]
+    except ConfigurationError as error:
+        problems = [str(error)]
+    return [f"warning: your tools' tests will fail: {problem}" for problem in problems if problem is not None]
+
+
 @pytest.fixture(scope="session")
 def median_aws_endpoint() -> Iterator[str]:
     """moto's server on a free loopback port, one per test session: its URL."""

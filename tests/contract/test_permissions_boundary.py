@@ -41,7 +41,8 @@ PIPELINE_PARAMETERS = {
 
 @cache
 def role_template() -> dict[str, Any]:
-    return load_template(ROLE_TEMPLATE)
+    template: dict[str, Any] = load_template(ROLE_TEMPLATE)  # scripts/ is not type-checked: its Any, named
+    return template
 
 
 def as_list(value: Any) -> list[Any]:

@@ -1,13 +1,12 @@
-"""A generated project's `make test` passes on the contract suite and the user's tests alone, with the
-examples and without them.
+"""A project `copier copy` writes from this template: its `make test` passes on the contract suite and the
+user's tests alone, with the examples and without them.
 
-The project is what a user gets: this checkout's files (tracked, and new ones git does not
-ignore) without what stays in the template repository (NOT_SHIPPED), so its tests/ holds only
-tests/__init__.py, tests/contract/ and tests/tools/. It runs in a temporary folder whose .venv
-is a link to this checkout's, as scripts/swap_examples.sh runs its copy, from a shell that sets
-nothing of the framework's tests. Then the examples are deleted with the README's own "Make it
-yours" commands, and `make test` runs again: with no tool at all, the contract suite still
-passes, and says what it checked.
+The project is copied from this working tree (`--vcs-ref HEAD`, uncommitted changes included) with
+the default answers, by the pinned Copier `make upgrade` runs, into a temporary folder where its
+make makes its own venv (from uv's cache), from a shell that sets nothing of the framework's
+tests. Then the examples are deleted with the README's own "Make it yours" commands, and
+`make test` runs again: with no tool at all, the contract suite still passes, and says what it
+checked. `make template-proof` goes further (other answers, an upgrade, lint and the build).
 """
 
 from __future__ import annotations
@@ -15,62 +14,28 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
-import tarfile
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.project_copy import REPO, fenced_snippets
 
-# Of tests/, a project gets these: the framework's own tests and their helpers stay in the template.
-SHIPPED_TESTS = ("tests/__init__.py", "tests/contract/", "tests/tools/")
-# And these stay too: the maintainers' benchmarks and mutation testing, and the template's swap check.
-NOT_SHIPPED = (
-    "bench/",
-    "scripts/mutate.py",
-    "scripts/equivalent_mutants.toml",
-    "scripts/swap_examples.sh",
-    ".github/workflows/mutation.yml",
-    "tooling/mutmut.py",
-    "tooling/mutmut.py.lock",
-)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+COPIER = REPO / ".venv" / "copier" / "bin" / "copier"
 # A shell's own variables: nothing the framework's tests set (fake AWS credentials, a tools package,
 # a dev key file, make's flags) reaches the project's make.
 _SHELL = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
 _TIMEOUT_SECONDS = 600
 
 
-def _shipped(name: str) -> bool:
-    if name.startswith("tests/"):
-        return name.startswith(SHIPPED_TESTS)
-    return not any(name == path or (path.endswith("/") and name.startswith(path)) for path in NOT_SHIPPED)
-
-
 def generated_project(root: Path) -> Path:
-    """This checkout as a generated project holds it, in `root`, its .venv a link to this checkout's."""
-    listing = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],  # noqa: S607
-        cwd=REPO,
-        capture_output=True,
-        check=False,
-    )
-    if listing.returncode != 0:
-        pytest.skip("not a git checkout: what a project gets is this checkout's tracked files")
-    listed = listing.stdout.decode()
+    """A project as `copier copy` writes it from this working tree, with the default answers."""
     project = root / "project"
-    project.mkdir()
-    # tar keeps the files' times: pyproject.toml stays older than the venv's install stamp, and make
-    # installs nothing.
-    archive = root / "project.tar"
-    with tarfile.open(archive, "w") as packed:
-        for name in filter(None, listed.split("\0")):
-            if _shipped(name) and (REPO / name).is_file():
-                packed.add(REPO / name, arcname=name)
-    with tarfile.open(archive) as packed:
-        packed.extractall(project, filter="tar")
-    archive.unlink()
-    (project / ".venv").symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
+    command = [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "HEAD", str(REPO), str(project)]
+    copied = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
+    assert copied.returncode == 0, copied.stderr
     return project
 
 
@@ -97,16 +62,19 @@ def _make_it_yours() -> str:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generated_project(tmp_path_factory.mktemp("generated"))
+    """The project, with the venv its make installs."""
+    project = generated_project(tmp_path_factory.mktemp("generated"))
+    installed = _run(project, ["make", "--no-print-directory", "install"])
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return project
 
 
 def test_a_generated_project_holds_only_the_contract_suite_and_the_users_tests(project: Path) -> None:
     # GIVEN a project as generated from this template
     # WHEN its tests/ is listed
     tests = sorted(path.relative_to(project).as_posix() for path in (project / "tests").iterdir())
-    # THEN it holds the contract suite and the user's own tests, and none of the template's tooling
+    # THEN it holds the contract suite and the user's own tests, and none of the template's own suites
     assert tests == ["tests/__init__.py", "tests/contract", "tests/tools"]
-    assert not [path for path in NOT_SHIPPED if (project / path).exists()]
 
 
 def test_pytests_own_script_finds_the_plugin_the_tools_and_the_contract_suite(project: Path) -> None:
@@ -143,3 +111,21 @@ def test_make_test_passes_with_no_tool_at_all_once_the_examples_are_deleted(proj
     for checked in ("the signature", "GET: your manifest", "POST's refusals", "a retried callId", "the build"):
         assert checked in output, output[-3000:]
     assert "tools/ serves no tool yet" in output  # the per-tool tests, skipped with their reason
+
+
+# A Markdown link to a file of the project: [text](path) or [text](path#anchor), not a URL.
+_LINK = re.compile(r"\]\((?!https?://|mailto:|#)(?P<target>[^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_every_link_in_the_projects_pages_reaches_a_file_it_has(project: Path) -> None:
+    # GIVEN every Markdown page a project gets
+    pages = [path for path in project.rglob("*.md") if ".venv" not in path.parts]
+    # WHEN each relative link is followed from its page
+    broken = [
+        f"{page.relative_to(project)}: {found['target']}"
+        for page in pages
+        for found in _LINK.finditer(page.read_text(encoding="utf-8"))
+        if not (page.parent / found["target"]).exists()
+    ]
+    # THEN each reaches a file the project has: none points at what stays in the template repository
+    assert pages and broken == []
