@@ -185,6 +185,12 @@ DEFAULT_STAGE = "default"
 # manifest (`python -m handler stages`): a container checks its stage without reading TOML.
 PREBUILT_STAGES_FILE = "stages.txt"
 
+# --- The template's version -----------------------------------------------------------
+# pyproject.toml's [project].version: the version of the template this project was made from or
+# last upgraded to (CHANGELOG.md). `sam build` writes it beside the prebuilt manifest, where the
+# function reads it for its logs; `python -m handler --version` prints it.
+PREBUILT_VERSION_FILE = "version.txt"
+
 # --- POST operations -------------------------------------------------------------
 OP_CALL = "call"
 OP_DIAGNOSTICS = "diagnostics"

@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from handler.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE
+from handler.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE
 from scripts.lock import locked_artifact_versions
 from scripts.sam_settings import lambda_architecture, wheel_machine
 
@@ -31,12 +31,12 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_ARTIFACT = ROOT / ".aws-sam" / "build" / "MedianToolsFunction"
-REQUIRED = ("handler/app.py", "tools/__init__.py", "handler/manifest.json")
+REQUIRED = ("handler/app.py", "tools/__init__.py", "handler/manifest.json", "handler/version.txt")
 # The workspace's own directories: none belongs in the function.
 WORKSPACE_ONLY = ("tests", ".venv", "devserver", "events", "scripts", ".aws-sam", ".git")
 CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")
 # What the build writes into handler/ itself, besides what it copies (handler/protocol.py names each).
-BUILT_FILES = tuple(f"handler/{name}" for name in (PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE))
+BUILT_FILES = tuple(f"handler/{name}" for name in (PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE))
 PYTHON_TAG = "cpython-313"
 # ELF e_machine values: what a shared object was compiled for.
 ELF_MACHINES = {183: "aarch64", 62: "x86_64"}
@@ -96,8 +96,8 @@ def locked_version_problems(artifact: Path, locked: Mapping[str, str]) -> list[s
         if name not in installed
     ]
     problems += [
-        f"{name} {version} is in the artifact, but uv.lock does not put it there (runtime and tracing groups): "
-        f"add it to pyproject.toml's runtime group and run make lock, or {rebuild}"
+        f"{name} {version} is in the artifact, but uv.lock does not put it there ([project].dependencies and the "
+        f"tracing group): add it to pyproject.toml's dependencies and run make lock, or {rebuild}"
         for name, version in sorted(installed.items())
         if name not in locked
     ]
@@ -118,6 +118,20 @@ def manifest_problems(artifact: Path) -> list[str]:
     expected, _ = build_manifest(load_tools())
     if prebuilt != expected:
         return ["handler/manifest.json differs from the manifest of the tools in tools/: build again"]
+    return []
+
+
+def version_problems(artifact: Path) -> list[str]:
+    """The version the function logs is the one pyproject.toml gives this checkout."""
+    import tomllib
+
+    path = artifact / "handler" / "version.txt"
+    if not path.is_file():
+        return []  # already reported as missing
+    built = path.read_text(encoding="utf-8").strip()
+    expected = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    if built != expected:
+        return [f"handler/version.txt says {built!r}, pyproject.toml's version is {expected!r}: build again"]
     return []
 
 
@@ -195,6 +209,7 @@ def check(artifact: Path, architecture: str, locked: Mapping[str, str] | None = 
     problems += locked_version_problems(artifact, locked_artifact_versions(machine) if locked is None else locked)
     problems += compiled_problems(artifact, machine)
     problems += manifest_problems(artifact)
+    problems += version_problems(artifact)
     problems += stray_problems(artifact)
     return problems
 

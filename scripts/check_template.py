@@ -10,11 +10,22 @@ For each function that publishes versions behind an alias (AutoPublishAlias), it
   hash of the properties as written, with the parameter still a `!Ref`, so a changed value
   alone updates the function and publishes no version: `live` keeps the old configuration,
   and nothing says so. A parameter in VersionDescription replaces the version when it changes.
+  A switch is the same: a Condition written between two literals (SnapStartEnabled), flipped
+  by editing it, reaches the function through an `!If` that reads the same either way.
 - VersionDescription could exceed Lambda's 256 characters, counting each parameter at its
   longest allowed value (its AllowedValues, MaxLength, or MinValue/MaxValue). A parameter with
   none of them is unbounded: it is counted at its longest known value (its default, or a
   samconfig.toml override) and reported, since CloudFormation would accept a longer one.
 - its environment variables could exceed Lambda's 4 KB (keys and values, counted the same way).
+- the extension's layer it picks from the ParametersSecretsExtension mapping is for another
+  architecture than its `Architectures` (an x86_64 function cannot run an arm64 extension).
+- an alarm or the dashboard reads the handler's metrics under another namespace than the one the
+  function writes them under (POWERTOOLS_METRICS_NAMESPACE): it would never see them.
+
+And for samconfig.toml, beside the template: a `parameter_overrides` that names a parameter the
+template does not have. `sam deploy` drops such a value without a word (it passes only the
+template's parameters), so a value that was a parameter once and is written in the template now
+(FunctionMemorySize, say) would quietly stop applying.
 
 cfn-lint (`sam validate --lint`, the rest of `make validate`) already checks the template's
 size and its counts of parameters, resources and outputs, but not these: it takes a
@@ -30,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from scripts.sam_settings import SAMCONFIG, TEMPLATE, load_template, parameter_overrides
+from scripts.set_architecture import MAPPING_KEYS
 
 VERSION_DESCRIPTION_LIMIT = 256  # Lambda's limit on a version's description
 ENVIRONMENT_LIMIT = 4096  # Lambda's limit on a function's variables, names and values together
@@ -69,6 +81,25 @@ RESOURCE_NAME_LENGTH = 255
 RESOURCE_ARN_LENGTH = 320
 _SUB_VARIABLE = re.compile(r"\$\{([^}!][^}]*)\}")
 _HOW_TO_BOUND = "MaxLength: N (a String), MaxValue: N (a Number) or AllowedValues"
+EXTENSION_MAPPING = "ParametersSecretsExtension"
+NAMESPACE_VARIABLE = "POWERTOOLS_METRICS_NAMESPACE"
+# Parameters this template had once, and where each value is written now: a samconfig.toml that
+# still passes one is told where its value belongs.
+WRITTEN_IN_THE_TEMPLATE = {
+    "Architecture": "Globals: Architectures (python -m scripts.set_architecture x86_64 sets it)",
+    "FunctionTimeout": "Globals: Timeout",
+    "FunctionMemorySize": "Globals: MemorySize",
+    "LogRetentionInDays": "RetentionInDays of MedianToolsLogGroup and MedianToolsApiAccessLogGroup",
+    "MetricsNamespace": "Globals: POWERTOOLS_METRICS_NAMESPACE, and the alarms' and dashboard's Namespace lines",
+    "IdempotencyExpirySeconds": "MedianToolsFunction's IDEMPOTENCY_EXPIRY_SECONDS",
+    "ApiThrottlingRateLimit": "MedianToolsApi's ThrottlingRateLimit",
+    "ApiThrottlingBurstLimit": "MedianToolsApi's ThrottlingBurstLimit",
+    "ReservedConcurrency": "MedianToolsFunction's ReservedConcurrentExecutions line (commented out: no cap)",
+    "ApiLatencyP99ThresholdMs": "ApiLatencyAlarm's Threshold",
+    "Api5xxRatePercentThreshold": "Api5xxRateAlarm's Threshold",
+    "RejectedSignaturesThreshold": "RejectedSignaturesAlarm's Threshold",
+    "EnableSnapStart": "Conditions: SnapStartEnabled",
+}
 
 
 @dataclass(frozen=True)
@@ -78,8 +109,15 @@ class Problem:
     subject: str
     message: str
 
+    # Where it is: template.yaml, unless a finding names its own file and line (samconfig.toml:65).
+    where: str = "template.yaml"
+
     def __str__(self) -> str:
-        return f"template.yaml: {self.subject}: {self.message}"
+        return f"{self.where}: {self.subject}: {self.message}" if self.subject else f"{self.where}: {self.message}"
+
+    @classmethod
+    def of(cls, where: str, message: str) -> Problem:
+        return cls("", message, where)
 
 
 @dataclass
@@ -125,6 +163,35 @@ class Template:
         if name in seen or name not in self.conditions:
             return set()
         return self.parameters_in(self.conditions[name], seen | {name})
+
+    def switches_in(self, value: Any) -> set[str]:
+        """The switches a value depends on: Conditions between literals, reached through If and Condition."""
+        found: set[str] = set()
+        if isinstance(value, list):
+            for item in value:
+                found |= self.switches_in(item)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if key == "Fn::If" and isinstance(item, list) and item:
+                    found |= self.condition_switches(str(item[0]))
+                    found |= self.switches_in(item[1:])
+                elif key == "Condition" and isinstance(item, str):
+                    found |= self.condition_switches(item)
+                else:
+                    found |= self.switches_in(item)
+        return found
+
+    def condition_switches(self, name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        if name in seen or name not in self.conditions:
+            return set()
+        definition = self.conditions[name]
+        nested = _condition_names(definition)
+        if not nested and not self.parameters_in(definition):
+            return {name}  # nothing but literals: a switch, flipped by editing the line
+        found: set[str] = set()
+        for each in nested:
+            found |= self.condition_switches(each, seen | {name})
+        return found
 
     def longest(self, name: str) -> tuple[int, bool]:
         """A parameter's longest value, and whether CloudFormation holds it to that."""
@@ -181,6 +248,21 @@ class Template:
         return len(literal) + sum(length_of(name) for name in _SUB_VARIABLE.findall(text))
 
 
+def _condition_names(value: Any) -> set[str]:
+    """The conditions a condition's definition names (`!Condition X`)."""
+    found: set[str] = set()
+    if isinstance(value, list):
+        for item in value:
+            found |= _condition_names(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key == "Condition" and isinstance(item, str):
+                found.add(item)
+            else:
+                found |= _condition_names(item)
+    return found
+
+
 def function_properties(template: Template, name: str) -> dict[str, Any]:
     """A function's properties as SAM sees them: the template's Globals, then its own (environment merged)."""
     globals_ = template.document.get("Globals", {}).get("Function", {})
@@ -218,7 +300,169 @@ def stale_parameters(template: Template, name: str, properties: dict[str, Any]) 
                 )
             )
             in_description.add(parameter)  # one finding per parameter, at its first property
+    return problems + stale_switches(template, name, properties)
+
+
+def stale_switches(template: Template, name: str, properties: dict[str, Any]) -> list[Problem]:
+    in_description = template.switches_in(properties.get("VersionDescription"))
+    reached: dict[str, list[str]] = {}
+    for property_name, value in sorted(properties.items()):
+        if property_name not in UNVERSIONED_PROPERTIES:
+            for switch in sorted(template.switches_in(value) - in_description):
+                reached.setdefault(switch, []).append(property_name)
+    return [
+        Problem(
+            f"{name}: Condition {switch}",
+            f"is a switch written in the template that reaches the function ({', '.join(where)}) but not its "
+            "VersionDescription. SAM names a version by the function's properties as written, where a condition "
+            "is still an !If, so flipping it alone would update the function and publish no version: `live` "
+            f"would keep the old configuration without a word. Fix: add ${{{switch}}} to {name}'s "
+            f'VersionDescription, with `{switch}: !If [{switch}, "on", "off"]` among its !Sub\'s variables.',
+        )
+        for switch, where in reached.items()
+    ]
+
+
+def _written(value: Any) -> str:
+    """A template value as its author wrote it: `!Ref AWS::StackName`, or the text itself."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((function, argument),) = value.items()
+        return f"!{str(function).removeprefix('Fn::')} {argument}"
+    return str(value)
+
+
+def extension_for_another_architecture(name: str, properties: dict[str, Any]) -> list[Problem]:
+    written = properties.get("Architectures", ["x86_64"])
+    architecture = str(written[0]) if isinstance(written, list) and len(written) == 1 else None
+    expected = MAPPING_KEYS.get(architecture or "")
+    problems = []
+    for lookup in _lookups(properties.get("Layers"), EXTENSION_MAPPING):
+        key = lookup[2]
+        if expected is not None and isinstance(key, str) and key != expected:
+            problems.append(
+                Problem(
+                    f"{name}: Layers",
+                    f"picks the extension's layer for `{key}` while the function's Architectures is {architecture}: "
+                    "AWS builds the extension for each instruction set, and this one cannot run there. "
+                    f"Fix: python -m scripts.set_architecture {architecture} (it sets both lines), or set the "
+                    f"mapping's key to {expected} by hand.",
+                )
+            )
     return problems
+
+
+def _lookups(value: Any, mapping: str) -> list[list[Any]]:
+    """Every Fn::FindInMap in a value that reads the mapping, as its arguments."""
+    if isinstance(value, list):
+        return [found for item in value for found in _lookups(item, mapping)]
+    if not isinstance(value, dict):
+        return []
+    found = []
+    for key, item in value.items():
+        if key == "Fn::FindInMap" and isinstance(item, list) and item and item[0] == mapping:
+            found.append(item)
+        else:
+            found += _lookups(item, mapping)
+    return found
+
+
+def namespace_readers(template: Template, name: str, properties: dict[str, Any]) -> list[Problem]:
+    """Each alarm or dashboard whose `Namespace` is not the one the function writes its metrics under."""
+    written = properties.get("Environment", {}).get("Variables", {}).get(NAMESPACE_VARIABLE)
+    if written is None:
+        return []
+    resources: dict[str, dict[str, Any]] = template.document.get("Resources", {})
+    problems = []
+    for resource_name, resource in resources.items():
+        if resource.get("Type") not in ("AWS::CloudWatch::Alarm", "AWS::CloudWatch::Dashboard"):
+            continue
+        for read in _sub_variables(resource.get("Properties", {}), "Namespace"):
+            if read != written:
+                problems.append(
+                    Problem(
+                        f"{resource_name}: Namespace",
+                        f"reads the handler's metrics under {_written(read)}, but {name} writes them under "
+                        f"{_written(written)} (its {NAMESPACE_VARIABLE}): it would never see them. Fix: give "
+                        f"both the same value (Globals' {NAMESPACE_VARIABLE}, and each `Namespace:` line of the "
+                        "alarms and the dashboard).",
+                    )
+                )
+    return problems
+
+
+def _sub_variables(value: Any, variable: str) -> list[Any]:
+    """The values a variable of that name takes in every !Sub [text, {variables}] within a value."""
+    if isinstance(value, list):
+        return [found for item in value for found in _sub_variables(item, variable)]
+    if not isinstance(value, dict):
+        return []
+    found = []
+    for key, item in value.items():
+        if key == "Fn::Sub" and isinstance(item, list) and len(item) == 2 and isinstance(item[1], dict):
+            found += [item[1][variable]] if variable in item[1] else []
+            found += _sub_variables(item[1], variable)
+        else:
+            found += _sub_variables(item, variable)
+    return found
+
+
+def stale_overrides(document: dict[str, Any], samconfig: Path) -> list[Problem]:
+    """Each samconfig.toml `parameter_overrides` entry naming a parameter the template does not have."""
+    import tomllib
+
+    try:
+        text = samconfig.read_text(encoding="utf-8")
+        config = tomllib.loads(text)
+    except (FileNotFoundError, tomllib.TOMLDecodeError):
+        return []
+    parameters = document.get("Parameters", {})
+    problems = []
+    for environment, commands in config.items():
+        if not isinstance(commands, dict):
+            continue
+        for command, sections in commands.items():
+            section = sections.get("parameters", {}) if isinstance(sections, dict) else {}
+            for parameter, value in parameter_overrides(section).items():
+                if parameter not in parameters:
+                    where = f"{samconfig.name}:{_override_line(text, environment, command)}"
+                    problems.append(
+                        Problem.of(
+                            where,
+                            f"[{environment}.{command}.parameters] passes {parameter}={value}, "
+                            + not_a_parameter(parameter),
+                        )
+                    )
+    return problems
+
+
+def not_a_parameter(parameter: str) -> str:
+    """Why a value passed for a parameter the template does not have is lost, and the fix."""
+    lost = "sam deploy passes only the template's parameters, so it would drop this value without a word"
+    if parameter in WRITTEN_IN_THE_TEMPLATE:
+        return (
+            f"which template.yaml no longer takes: the value is written in the template now "
+            f"({WRITTEN_IN_THE_TEMPLATE[parameter]}), and {lost}. Fix: write the value there if it is not the "
+            f"template's, and drop {parameter} from parameter_overrides."
+        )
+    return (
+        f"which is not one of template.yaml's Parameters: {lost}. Fix: drop it from parameter_overrides, "
+        "or add the parameter to the template."
+    )
+
+
+def _override_line(text: str, environment: str, command: str) -> int:
+    """The line of a section's parameter_overrides (else of its header) in samconfig.toml's text."""
+    header = re.compile(rf"^\s*\[\s*{re.escape(environment)}\s*\.\s*{re.escape(command)}\s*\.\s*parameters\s*\]")
+    lines = text.splitlines()
+    start = next((at for at, line in enumerate(lines) if header.match(line)), None)
+    if start is None:
+        return 1
+    for at in range(start + 1, len(lines)):
+        if lines[at].lstrip().startswith("["):
+            break
+        if lines[at].lstrip().startswith("parameter_overrides"):
+            return at + 1
+    return start + 1
 
 
 def _unbounded(template: Template, parameters: set[str]) -> list[str]:
@@ -312,7 +556,9 @@ def check(document: dict[str, Any], samconfig: Path = SAMCONFIG) -> list[Problem
         problems += stale_parameters(template, name, properties)
         problems += description_length(template, name, properties)
         problems += environment_size(template, name, properties)
-    return problems
+        problems += extension_for_another_architecture(name, properties)
+        problems += namespace_readers(template, name, properties)
+    return problems + stale_overrides(document, samconfig)
 
 
 def main(argv: list[str]) -> int:
@@ -321,16 +567,15 @@ def main(argv: list[str]) -> int:
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
-        print(
-            f"{len(problems)} problem(s) in {path.name}: a deploy would fail, or leave `live` stale.", file=sys.stderr
-        )
+        print(f"{len(problems)} problem(s): a deploy would fail, leave `live` stale, or lose a value.", file=sys.stderr)
         return 1
     template = Template(load_template(path), {})
     for name in published_functions(template):
         properties = function_properties(template, name)
         longest = template.longest_text(properties.get("VersionDescription")) or 0
         print(
-            f"OK: {path.name}: {name}: every parameter its versions keep is in its VersionDescription, at most "
+            f"OK: {path.name}: {name}: every parameter and switch its versions keep is in its VersionDescription, "
+            "at most "
             f"{longest} of Lambda's {VERSION_DESCRIPTION_LIMIT} characters ({VERSION_DESCRIPTION_LIMIT - longest} "
             f"to spare); its variables within {ENVIRONMENT_LIMIT:,} bytes."
         )

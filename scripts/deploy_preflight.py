@@ -5,7 +5,9 @@ template's default): that tools/settings.toml has it, and that every setting and
 the tools take has a value in it, as `make check` does for every stage (a function deployed so
 would refuse every request, or fail every call of a tool). Then that AWS credentials and a region
 are set up, and that the secret named by MedianKeySecretName exists in that region (its value
-is never read): without it, every request would be answered `500 no_key`. It prints the flags
+is never read): without it, every request would be answered `500 no_key`. Before those, that
+samconfig.toml passes no parameter the template does not have: sam deploy would drop it without
+a word (FunctionMemorySize, say, which the template writes out now). It prints the flags
 for `sam deploy`: `--guided` while the stack does not exist yet, so the first deploy asks for
 the region and parameters and saves them in samconfig.toml; nothing once it does.
 
@@ -23,6 +25,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
+from scripts.check_template import not_a_parameter
 from scripts.sam_settings import SAMCONFIG, TEMPLATE, deploy_config, load_template, parameter_overrides
 
 SECRET_PARAMETER = "MedianKeySecretName"  # noqa: S105 - the parameter's name, not a secret
@@ -104,8 +107,18 @@ def check_stage(stage: str) -> None:
         )
 
 
+def check_overrides(config: dict[str, Any], template: Path = TEMPLATE) -> None:
+    """PreflightError naming each value samconfig.toml passes for a parameter the template does not have."""
+    parameters = load_template(template).get("Parameters", {})
+    lost = [(name, value) for name, value in parameter_overrides(config).items() if name not in parameters]
+    if lost:
+        listed = "\n".join(f"  {name}={value}, {not_a_parameter(name)}" for name, value in lost)
+        raise PreflightError(f"samconfig.toml's parameter_overrides for this deploy pass:\n{listed}")
+
+
 def preflight(config: dict[str, Any], template: Path = TEMPLATE) -> list[str]:
     """The flags for `sam deploy`, or PreflightError."""
+    check_overrides(config, template)
     check_stage(deployed_stage(config, template))
     session = boto3.Session(profile_name=config.get("profile"), region_name=config.get("region"))
     if not session.region_name:

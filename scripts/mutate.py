@@ -46,6 +46,8 @@ GUARDS: dict[str, list[str]] = {
         "tests/unit/test_signature_refusal_texts.py",
         "tests/unit/test_request_headers.py",
         "tests/integration/test_signature_401.py",
+        # Each 401 family on GET and POST, and the published vectors, as any project's endpoint answers them.
+        "tests/contract/test_signature.py",
     ],
     "whole_numbers": [
         "tests/unit/test_whole_numbers.py",
@@ -75,6 +77,8 @@ GUARDS: dict[str, list[str]] = {
         # test, so mutmut (which tries a mutant on the tests that called its function) tries none
         # on a mutated __init__ through it.
         "tests/unit/test_kept_reads.py",
+        # 500 no_key when the key's secret is missing, before the signature is compared.
+        "tests/contract/test_signature.py",
     ],
     "deadline": [
         "tests/unit/test_time_limits.py",
@@ -82,6 +86,8 @@ GUARDS: dict[str, list[str]] = {
     ],
     "dispatch": [
         "tests/integration/test_post.py",
+        # The refusals every project's endpoint makes: 400, 404, 413, and 422 naming the field.
+        "tests/contract/test_post.py",
         "tests/unit/test_post_refusal_texts.py",
         "tests/unit/test_answer_limits.py",
         "tests/unit/test_async_tools.py",
@@ -107,6 +113,8 @@ GUARDS: dict[str, list[str]] = {
     ],
     "idempotency": [
         "tests/integration/test_idempotency.py",
+        # A retried callId answered from its record; a reused one refused.
+        "tests/contract/test_idempotency.py",
         "tests/integration/test_idempotency_faults.py",
         "tests/integration/test_retry_answer_sizes.py",
         "tests/integration/test_idempotency_answer_texts.py",

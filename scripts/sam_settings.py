@@ -1,18 +1,19 @@
 """The function's settings as `sam deploy` will see them: template.yaml overlaid with samconfig.toml.
 
 SAM does not tell a `BuildMethod: makefile` build which architecture it builds for
-(aws/aws-sam-cli#3349), so the build, the artifact check and `make deploy` ask here:
-$LAMBDA_ARCHITECTURE, else samconfig.toml's `Architecture` parameter override (what
-sam deploy will pass), else the template's default.
+(aws/aws-sam-cli#3349), so the build and the artifact check ask here: $LAMBDA_ARCHITECTURE
+(the Makefile's, for a build from a copy of the template set to another, `make invoke
+LOCAL_ARCH=x86_64`), else the function's `Architectures` as template.yaml writes it (Globals,
+or the function's own), else Lambda's default, x86_64.
 
     python -m scripts.sam_settings architecture   # arm64
     python -m scripts.sam_settings wheel-machine  # aarch64, as pip's manylinux platform tags name it
 
 `sam local` takes `--parameter-overrides` in place of samconfig.toml's, not on top of them, so
-the Makefile passes samconfig's local overrides with its own added:
+the Makefile passes samconfig's local overrides with the user's added:
 
-    LOCAL_ARCH=x86_64 python -m scripts.sam_settings local-overrides
-    # ParametersSecretsExtensionLayerArn=none Architecture=x86_64
+    PARAMETER_OVERRIDES=LogLevel=DEBUG python -m scripts.sam_settings local-overrides
+    # ParametersSecretsExtensionLayerArn=none LogLevel=DEBUG
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "template.yaml"
 SAMCONFIG = ROOT / "samconfig.toml"
 CONFIG_ENV = "default"
-ARCHITECTURE_PARAMETER = "Architecture"
+FUNCTION = "MedianToolsFunction"  # the one function the Makefile builds (build-MedianToolsFunction)
 ARCHITECTURE_ENV = "LAMBDA_ARCHITECTURE"
+LAMBDA_DEFAULT_ARCHITECTURE = "x86_64"  # what Lambda runs a function on that names none
 # `make invoke LOCAL_ARCH=x86_64`: sam local on the host's architecture rather than the template's.
 LOCAL_ARCHITECTURE_ENV = "LOCAL_ARCH"
 # `make invoke PARAMETER_OVERRIDES="LogLevel=DEBUG"`: more overrides for sam local, over samconfig's.
@@ -58,9 +60,13 @@ _CloudFormationLoader.add_multi_constructor("!", _intrinsic)
 
 
 def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
-    document = yaml.load(path.read_text(encoding="utf-8"), Loader=_CloudFormationLoader)  # noqa: S506 - safe loader
+    return parse_template(path.read_text(encoding="utf-8"), str(path))
+
+
+def parse_template(text: str, source: str = "template.yaml") -> dict[str, Any]:
+    document = yaml.load(text, Loader=_CloudFormationLoader)  # noqa: S506 - safe loader
     if not isinstance(document, dict):
-        raise ValueError(f"{path} is not a YAML mapping")
+        raise ValueError(f"{source} is not a YAML mapping")
     return document
 
 
@@ -88,15 +94,28 @@ def parameter_overrides(config: dict[str, Any]) -> dict[str, str]:
     return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
 
 
-def lambda_architecture(samconfig: Path = SAMCONFIG, template: Path = TEMPLATE) -> str:
+def lambda_architecture(template: Path = TEMPLATE) -> str:
     """The architecture the function is deployed with, so the one to build for."""
     chosen = os.environ.get(ARCHITECTURE_ENV, "").strip()
-    chosen = chosen or parameter_overrides(deploy_config(samconfig)).get(ARCHITECTURE_PARAMETER, "").strip()
+    where = f"${ARCHITECTURE_ENV}"
     if not chosen:
-        chosen = str(load_template(template)["Parameters"][ARCHITECTURE_PARAMETER]["Default"])
+        chosen, where = written_architecture(load_template(template)), f"{template.name}'s Architectures"
     if chosen not in WHEEL_MACHINES:
-        raise ValueError(f"architecture {chosen!r} is not one of Lambda's: {', '.join(WHEEL_MACHINES)}")
+        raise ValueError(
+            f"{where} is {chosen!r}, not one of Lambda's: {', '.join(WHEEL_MACHINES)} "
+            "(python -m scripts.set_architecture sets it)"
+        )
     return chosen
+
+
+def written_architecture(template: dict[str, Any]) -> str:
+    """The function's `Architectures` as the template writes it: its own, else Globals', else Lambda's default."""
+    own = template.get("Resources", {}).get(FUNCTION, {}).get("Properties", {})
+    globals_ = template.get("Globals", {}).get("Function", {})
+    written = own.get("Architectures", globals_.get("Architectures", [LAMBDA_DEFAULT_ARCHITECTURE]))
+    if not isinstance(written, list) or len(written) != 1:
+        return str(written)
+    return str(written[0])
 
 
 def wheel_machine(architecture: str) -> str:
@@ -104,14 +123,15 @@ def wheel_machine(architecture: str) -> str:
 
 
 def local_overrides(samconfig: Path = SAMCONFIG) -> str:
-    """`--parameter-overrides` for sam local: samconfig's own, then $PARAMETER_OVERRIDES, then $LOCAL_ARCH's."""
+    """`--parameter-overrides` for sam local: samconfig's own, then $PARAMETER_OVERRIDES.
+
+    Checks $LOCAL_ARCH first, the architecture `make local-build` sets on a copy of the template,
+    so that a typo is named by its variable before anything is built."""
+    local_architecture = os.environ.get(LOCAL_ARCHITECTURE_ENV, "").strip()
+    if local_architecture and local_architecture not in WHEEL_MACHINES:
+        raise ValueError(f"LOCAL_ARCH={local_architecture!r} is not one of Lambda's: {', '.join(WHEEL_MACHINES)}")
     overrides = parameter_overrides(command_config(LOCAL_COMMAND, samconfig))
     overrides |= parameter_overrides({"parameter_overrides": os.environ.get(LOCAL_OVERRIDES_ENV, "")})
-    local_architecture = os.environ.get(LOCAL_ARCHITECTURE_ENV, "").strip()
-    if local_architecture:
-        if local_architecture not in WHEEL_MACHINES:
-            raise ValueError(f"LOCAL_ARCH={local_architecture!r} is not one of Lambda's: {', '.join(WHEEL_MACHINES)}")
-        overrides[ARCHITECTURE_PARAMETER] = local_architecture
     return " ".join(f"{key}={shlex.quote(value)}" for key, value in overrides.items())
 
 

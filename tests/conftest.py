@@ -91,30 +91,6 @@ def _framework_tests_run_as_a_fresh_clone(request: pytest.FixtureRequest, monkey
             monkeypatch.delenv(name)
 
 
-def pytest_report_header(config: pytest.Config) -> list[str]:
-    """What stops your tools' configuration on this machine (a settings.local.toml that is not TOML, a
-    MEDIAN_STAGE that names no stage), said before any test: their calls would answer 500."""
-    from handler.authoring.settings import ConfigurationError, local_file_problem, this_stage_problem
-
-    try:
-        problems = [local_file_problem(), this_stage_problem()]
-    except ConfigurationError as error:
-        problems = [str(error)]
-    return [f"warning: your tools' tests will fail: {problem}" for problem in problems if problem is not None]
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """A tool module that fails to import stops the run before any test, with one `file:line: what`
-    line per broken module (handler.authoring.registry.ToolLoadError), as `make check` and `make serve` say it:
-    not as a traceback through the framework in every test that reaches the tools."""
-    from handler.authoring.registry import ToolLoadError, load_tools
-
-    try:
-        load_tools()
-    except ToolLoadError as failed:
-        raise pytest.UsageError(f"the tools failed to import:\n{failed}") from None
-
-
 @pytest.fixture
 def client() -> MedianTestClient:
     """Signs requests with the protocol's test key and serves it to the handler as the dev key.
@@ -324,18 +300,23 @@ def logs(capsys: pytest.CaptureFixture[str]) -> LogCapture:
     return LogCapture(capsys)
 
 
+# The folders a generated project keeps, whose tests serve tools/ as it is: the user's own tests,
+# and the contract suite, which proves the user's endpoint (tests/contract/__init__.py).
 TOOL_TESTS_DIR = Path(__file__).parent / "tools"
+CONTRACT_TESTS_DIR = Path(__file__).parent / "contract"
 
 
 @pytest.fixture(autouse=True)
 def _framework_tests_never_serve_tools_dir(request: pytest.FixtureRequest) -> None:
-    """Every test outside tests/tools/ runs on the scratch registry: the framework is tested without
-    the example tools (or whatever a user has put in tools/), which are served to none of them. (The
-    session imports tools/ once, at its start, only to stop at a module that fails to import.)
+    """Every test outside tests/tools/ and tests/contract/ runs on the scratch registry: the framework is
+    tested without the example tools (or whatever a user has put in tools/), which are served to none of
+    them. (The session imports tools/ once, at its start, only to stop at a module that fails to import:
+    handler/testing/pytest_plugin.py.)
 
-    tests/tools/ is the user's: its tests serve tools/ as it is, exactly as `make serve` does.
+    tests/tools/ is the user's: its tests serve tools/ as it is, exactly as `make serve` does. So does
+    tests/contract/, which a generated project ships too: it proves whatever tools/ holds.
     """
-    if TOOL_TESTS_DIR not in request.path.parents:
+    if not {TOOL_TESTS_DIR, CONTRACT_TESTS_DIR} & set(request.path.parents):
         request.getfixturevalue("scratch_registry")
 
 

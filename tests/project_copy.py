@@ -113,10 +113,13 @@ def snippet_files(markdown: str) -> dict[str, str]:
 
 def copy_project(root: Path) -> ProjectCopy:
     """handler/, pyproject.toml, uv.lock, the Makefile and tests/ (without the framework's suites) under `root`,
-    an empty `tools` package, and a .venv that is a link to the running interpreter's virtualenv."""
-    shutil.copytree(REPO / "handler", root / "handler", ignore=shutil.ignore_patterns(*_CACHES, "manifest.json"))
+    what the contract suite (tests/contract/) reads beside them (template.yaml, scripts/, devserver/), an
+    empty `tools` package, and a .venv that is a link to the running interpreter's virtualenv. No
+    samconfig.toml: its stages would ask the empty tools/ for a settings.toml naming them."""
+    for folder in ("handler", "scripts", "devserver"):
+        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns(*_CACHES, "manifest.json"))
     shutil.copytree(REPO / "tests", root / "tests", ignore=_left_out_of_tests)
-    for name in ("pyproject.toml", "uv.lock", "Makefile"):
+    for name in ("pyproject.toml", "uv.lock", "Makefile", "template.yaml"):
         shutil.copy2(REPO / name, root / name)
     (root / ".venv").symlink_to(sys.prefix, target_is_directory=True)
     (root / "tools").mkdir()

@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from handler.cli.arguments import BadArguments, QuietParser, parse_quietly
+from handler.runtime.env import template_version
 
 if TYPE_CHECKING:
     import argparse
@@ -540,6 +541,12 @@ def _request_arguments(command: argparse.ArgumentParser) -> None:
 def parser() -> QuietParser:
     # No abbreviations: `--key SECRET` must not pass as `--key-file SECRET` and echo the key back.
     root = QuietParser(prog="python -m handler", description="Tools for the Median tools protocol.", allow_abbrev=False)
+    root.add_argument(
+        "--version",
+        action="version",
+        version=f"median-tools {template_version()}",
+        help="print the template's version (pyproject.toml; CHANGELOG.md says what each changed) and exit",
+    )
     subparsers = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands = _NoAbbreviations(subparsers)
     signing = commands.add_parser("sign", help=command_sign.__doc__)

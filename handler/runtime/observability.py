@@ -42,6 +42,7 @@ from handler.protocol import (
     SERVICE_NAME_ENV,
     TRACE_DISABLED_ENV,
 )
+from handler.runtime.env import template_version
 
 if TYPE_CHECKING:
     import logging
@@ -66,7 +67,8 @@ def _logger() -> Logger:
     if _created_logger is None:
         from aws_lambda_powertools import Logger
 
-        _created_logger = Logger(service=service_name())
+        # Every line says which version of the template wrote it: after an upgrade, which code logged what.
+        _created_logger = Logger(service=service_name(), template_version=template_version())
         # On the handler, not the logger: a record a tool's `Logger(child=True)` propagates up
         # passes the parent's handler and never the parent logger's filters.
         _created_logger.registered_handler.addFilter(_keyed_for_the_invocation)

@@ -15,6 +15,7 @@ and goes through `lambda_handler` exactly as a deployed request would.
 - `events`: the events and bodies Median sends (`signed_event`, `http_event`, `call_body`, ...);
 - `aws`: `MedianAWS`, what the `median_aws` fixture gives a test that reaches AWS (and the
   idempotency table, as deployed);
+- `template`: `translated`, template.yaml as SAM's translator gives it to CloudFormation, as a `Stack`;
 - `pytest_plugin`: that fixture, registered by pyproject.toml's `-p handler.testing.pytest_plugin`.
 """
 
@@ -30,6 +31,7 @@ from handler.testing.events import (
     http_event,
     signed_event,
 )
+from handler.testing.template import Stack, template_parameters, translated
 
 __all__ = [
     "PAYLOAD_FORMATS",
@@ -37,6 +39,7 @@ __all__ = [
     "FakeLambdaContext",
     "MedianAWS",
     "MedianTestClient",
+    "Stack",
     "TestAnswer",
     "answer_of",
     "call_body",
@@ -46,4 +49,6 @@ __all__ = [
     "http_event",
     "new_call_id",
     "signed_event",
+    "template_parameters",
+    "translated",
 ]

@@ -16,6 +16,9 @@ What it holds for every test, with the fixture or without:
   test alone: `AWS_ENDPOINT_URL`, the fake credentials and the region are put back afterwards.
 - **Every test starts with nothing a container keeps** (settings, secrets, AWS clients), so a
   value a test sets with `monkeypatch.setenv` is the one its tools read.
+- **A tool module that fails to import stops the run** before any test, with its one
+  `file:line: what` line; and a run's header warns when this machine's configuration would fail
+  your tools' tests.
 """
 
 from __future__ import annotations
@@ -67,6 +70,30 @@ def _no_aws_unless_asked(request: pytest.FixtureRequest) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as environment:
         point_boto3_at(request.config.stash[_NO_AWS].endpoint, environment)
         yield
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A tool module that fails to import stops the run before any test, with one `file:line: what`
+    line per broken module (handler.authoring.registry.ToolLoadError), as `make check` and `make serve` say it:
+    not as a traceback through the framework in every test that reaches the tools."""
+    from handler.authoring.registry import ToolLoadError, load_tools
+
+    try:
+        load_tools()
+    except ToolLoadError as failed:
+        raise pytest.UsageError(f"the tools failed to import:\n{failed}") from None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """What stops your tools' configuration on this machine (a settings.local.toml that is not TOML, a
+    MEDIAN_STAGE that names no stage), said before any test: their calls would answer 500."""
+    from handler.authoring.settings import ConfigurationError, local_file_problem, this_stage_problem
+
+    try:
+        problems = [local_file_problem(), this_stage_problem()]
+    except ConfigurationError as error:
+        problems = [str(error)]
+    return [f"warning: your tools' tests will fail: {problem}" for problem in problems if problem is not None]
 
 
 @pytest.fixture(scope="session")

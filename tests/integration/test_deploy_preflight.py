@@ -31,7 +31,7 @@ def samconfig(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
         f'stack_name = "{STACK}-{abs(hash(request.node.name)) % 10_000}"\n'
         "[default.deploy.parameters]\n"
         'region = "us-east-1"\n'
-        f'parameter_overrides = "MedianKeySecretName=\\"{secret}\\" Architecture=arm64"\n'
+        f'parameter_overrides = "MedianKeySecretName=\\"{secret}\\" LogLevel=INFO"\n'
     )
     return path
 

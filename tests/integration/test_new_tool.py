@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
 
 import pytest
@@ -252,10 +253,12 @@ def test_make_test_tools_runs_the_tools_tests_alone_and_the_next_steps_name_it(p
     assert tools_only.returncode == 0, tools_only.stdout + tools_only.stderr
     assert "4 passed" in tools_only.stdout
     assert "test_elsewhere" not in tools_only.stdout
-    # AND `make test` still runs everything, the failing test included
+    # AND `make test` still runs everything: the tool's four tests, the contract suite, the failing test
     everything = project.make("test")
     assert everything.returncode != 0
-    assert "test_elsewhere" in everything.stdout and "4 passed" in everything.stdout
+    assert re.search(rf"^{re.escape(TEST_FILE)} \.{{4}} ", everything.stdout, re.MULTILINE), everything.stdout
+    assert "Median contract (tests/contract)" in everything.stdout
+    assert "test_elsewhere" in everything.stdout
 
 
 @pytest.mark.parametrize("folder", ["deleted", "without a test module"])

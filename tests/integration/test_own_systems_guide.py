@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from handler.testing import translated
 from scripts.check_template import check
 from scripts.sam_settings import load_template
+from tests.contract.test_permissions_boundary import as_list, boundary_problems, boundary_statements, pipeline_sub
 from tests.project_copy import REPO, ProjectCopy, copy_project, fenced_snippets, snippet_files
-from tests.sam_template import translated
-from tests.unit.test_permissions_boundary import as_list, boundary_problems, boundary_statements, pipeline_sub
 
 if TYPE_CHECKING:
     from pathlib import Path

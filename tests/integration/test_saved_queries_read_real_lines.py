@@ -15,15 +15,13 @@ from botocore.exceptions import ClientError
 
 from handler import ToolContext, ToolError, diagnostics, tool
 from handler.protocol import TOOL_TIME_MARGIN_SECONDS
-from handler.testing import FakeLambdaContext, call_body, signed_event
+from handler.testing import FakeLambdaContext, call_body, signed_event, translated
 from tests.logs_insights import fields_read, selected
-from tests.sam_template import translated
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation at run time
 
 if TYPE_CHECKING:
-    from handler.testing import MedianAWS, MedianTestClient
+    from handler.testing import MedianAWS, MedianTestClient, Stack
     from tests.conftest import LogCapture
-    from tests.sam_template import Stack
     from tests.scratch_tools import ScratchTools
 
 QUERY = "AWS::Logs::QueryDefinition"

@@ -1,4 +1,6 @@
-"""Who gets in: 405 for other methods, then every 401 cause, in the protocol's order of checks (§3)."""
+"""Who gets in, past what tests/contract/test_signature.py proves on any project's endpoint (405, each
+401 family on GET and POST, 500 no_key): the header's edges, what the signature covers, and what a
+refusal logs."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, MAX_BODY_BYTES
 from handler.request.signature import compute_signature
 from handler.testing import TEST_KEY, call_body
 
@@ -28,32 +29,6 @@ def _key(key_in_secrets_manager: str) -> None:
     """Every request here is checked against TEST_KEY, held in moto's Secrets Manager."""
 
 
-@pytest.fixture
-def no_usable_key(monkeypatch: pytest.MonkeyPatch, secret_name: str) -> None:
-    """The secret named does not exist: any check that needs the key ends in 500 no_key."""
-    monkeypatch.setenv(KEY_SECRET_ENV, secret_name)
-    monkeypatch.delenv(DEV_KEY_ENV, raising=False)
-
-
-@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "put", "TRACE"])
-def test_other_methods_get_405_with_allow_before_anything_else(
-    shape: str,
-    method: str,
-    no_usable_key: None,
-    make_event: EventBuilder,
-    invoke: Callable[..., TestAnswer],
-) -> None:
-    # GIVEN an unsigned request of another method, with a body over the size cap, and no usable key
-    event = make_event(shape, method, b"x" * (MAX_BODY_BYTES + 1), key=None)
-    # WHEN it arrives
-    answer = invoke(event)
-    # THEN 405 with Allow: GET, POST: nothing else (size, signature, key) was looked at
-    assert answer.status == 405
-    assert answer.headers["Allow"] == "GET, POST"
-    assert answer.headers["Content-Type"] == "application/json"
-    assert answer.body["error"]["code"] == "method_not_allowed"
-
-
 def _refused(answer: TestAnswer, reason: str, *, post: bool) -> None:
     assert answer.status == 401
     assert answer.headers["Content-Type"] == "application/json"
@@ -63,62 +38,6 @@ def _refused(answer: TestAnswer, reason: str, *, post: bool) -> None:
     assert ("version" in answer.body) is post
     if post:
         assert (answer.body["version"], answer.body["ok"]) == (1, False)
-
-
-@pytest.mark.parametrize(
-    "header",
-    [None, "", "   "],
-    ids=["absent", "empty", "blank"],
-)
-@pytest.mark.parametrize("method", ["GET", "POST"])
-def test_a_missing_signature_is_401_missing(
-    shape: str, method: str, header: str | None, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
-) -> None:
-    # GIVEN a request with no signature, or an empty one
-    body = BODY if method == "POST" else b""
-    event = make_event(shape, method, body, key=None, headers=None if header is None else {"median-signature": header})
-    # WHEN it arrives
-    # THEN 401, reason missing
-    _refused(invoke(event), "missing", post=method == "POST")
-
-
-def _malformed_headers() -> list[object]:
-    now = int(time.time())
-    good = compute_signature(TEST_KEY, now, BODY)
-    return [
-        pytest.param(f"v1={good}", id="no t"),
-        pytest.param(f"t=soon,v1={good}", id="t not digits"),
-        pytest.param(f"t=١٧٦٤٥٠٠٠٠٠,v1={good}", id="t in arabic-indic digits"),
-        pytest.param(f"t={now}", id="no v1"),
-        pytest.param(f"t={now},v1=xyz", id="v1 not hex"),
-        pytest.param(f"t={now},v1={good.upper()}", id="v1 uppercase"),
-        pytest.param(f"t={now},v1={good[:32]}", id="v1 short"),
-        pytest.param(f"t={now},t={now},v1={good}", id="two t"),
-    ]
-
-
-@pytest.mark.parametrize("header", _malformed_headers())
-def test_a_malformed_signature_is_401_malformed(
-    shape: str, header: str, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
-) -> None:
-    # GIVEN a signed-looking POST whose header is malformed
-    event = make_event(shape, "POST", BODY, key=None, headers={"median-signature": header})
-    # WHEN it arrives
-    # THEN 401, reason malformed
-    _refused(invoke(event), "malformed", post=True)
-
-
-@pytest.mark.parametrize(
-    "offset", [-301, 301, -86_400, 10**9], ids=["301s old", "301s ahead", "a day old", "far future"]
-)
-def test_a_stale_signature_is_401_stale(
-    shape: str, offset: int, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
-) -> None:
-    # GIVEN a request correctly signed with the right key, but at a time more than 300 s from now
-    event = make_event(shape, "POST", BODY, timestamp=int(time.time()) + offset)
-    # WHEN it arrives
-    # THEN 401, reason stale
-    _refused(invoke(event), "stale", post=True)
 
 
 def test_a_timestamp_of_hundreds_of_digits_is_401_stale(
@@ -132,7 +51,7 @@ def test_a_timestamp_of_hundreds_of_digits_is_401_stale(
 
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
-def test_a_signature_from_another_key_is_401_mismatch(
+def test_a_mismatch_is_logged_with_its_reason_and_without_the_signature(
     shape: str, method: str, make_event: EventBuilder, invoke: Callable[..., TestAnswer], logs: LogCapture
 ) -> None:
     # GIVEN a fresh, well-formed signature made with a different key
@@ -141,7 +60,7 @@ def test_a_signature_from_another_key_is_401_mismatch(
     # WHEN it arrives
     answer = invoke(event)
     # THEN 401 mismatch, and the log says why without the signature
-    _refused(answer, "mismatch", post=method == "POST")
+    assert answer.status == 401
     [record] = [r for r in logs.records() if r["message"] == "Signature refused"]
     assert record["reason"] == "mismatch"
     signature = event["headers"].get("median-signature") or event["headers"]["Median-Signature"]
@@ -190,32 +109,6 @@ def test_one_matching_v1_among_several_is_let_in(
     # WHEN it arrives
     # THEN the call is served
     assert invoke(event).status == 200
-
-
-def test_header_shape_and_age_are_checked_before_the_key(
-    shape: str, no_usable_key: None, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
-) -> None:
-    # GIVEN no usable key, and requests that are unsigned, malformed or stale
-    unsigned = make_event(shape, "POST", BODY, key=None)
-    malformed = make_event(shape, "POST", BODY, key=None, headers={"median-signature": "t=1"})
-    stale = make_event(shape, "POST", BODY, timestamp=int(time.time()) - 3600)
-    # WHEN they arrive
-    # THEN each is 401 for its own reason, not 500: none of these checks needs the key
-    _refused(invoke(unsigned), "missing", post=True)
-    _refused(invoke(malformed), "malformed", post=True)
-    _refused(invoke(stale), "stale", post=True)
-
-
-def test_the_key_is_checked_before_the_signature_is_compared(
-    shape: str, no_usable_key: None, make_event: EventBuilder, invoke: Callable[..., TestAnswer]
-) -> None:
-    # GIVEN no usable key, and a fresh well-formed signature (right or wrong cannot be told)
-    event = make_event(shape, "POST", BODY, key="mk_live_any")
-    # WHEN it arrives
-    answer = invoke(event)
-    # THEN 500 no_key, not 401
-    assert answer.status == 500
-    assert answer.body["error"]["code"] == "no_key"
 
 
 def test_a_bad_body_behind_a_bad_signature_is_401_not_400(

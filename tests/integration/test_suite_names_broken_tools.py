@@ -1,7 +1,8 @@
 """`make test` on a tool module that fails to import stops with that module's one line, not a traceback.
 
-The suite runs as a fresh clone's would, in a process of its own: this repository's pytest
-settings and tests/conftest.py, a tools package the test writes, and one tool test of the user's.
+The suite runs as a generated project's would, in a process of its own: this repository's pytest
+settings (which load handler.testing.pytest_plugin, where the stop is), tests/__init__.py and no
+conftest of the framework's, a tools package the test writes, and one tool test of the user's.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ from tests.devserver_process import REPO
 if TYPE_CHECKING:
     from pathlib import Path
 
-# The framework's own test folders: the clone keeps conftest.py and its helpers, not these.
-FRAMEWORK_TEST_FOLDERS = {"unit", "integration", "browser", "tools"}
 
 POINTS_TOOL = '''
 from pydantic import BaseModel, Field
@@ -52,17 +51,12 @@ def test_points_balance():
 
 
 def a_clone(root: Path) -> Path:
-    """The repository's test settings and conftest, with a tools package and tool tests of the user's own."""
+    """The repository's test settings, with a tools package and tool tests of the user's own."""
     project = root / "clone"
     project.mkdir()
     shutil.copy(REPO / "pyproject.toml", project / "pyproject.toml")
-    top = str(REPO / "tests")
-
-    def left_out(folder: str, names: list[str]) -> list[str]:
-        skipped = {"__pycache__", ".hypothesis"} | (FRAMEWORK_TEST_FOLDERS if folder == top else set())
-        return [name for name in names if name in skipped]
-
-    shutil.copytree(REPO / "tests", project / "tests", ignore=left_out)
+    (project / "tests").mkdir()
+    shutil.copy(REPO / "tests" / "__init__.py", project / "tests" / "__init__.py")
     (project / "tests" / "tools").mkdir()
     (project / "tests" / "tools" / "__init__.py").write_text("", encoding="utf-8")
     (project / "tests" / "tools" / "test_points.py").write_text(textwrap.dedent(USERS_TEST), encoding="utf-8")

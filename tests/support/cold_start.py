@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE
-from handler.runtime.env import tools_package
+from handler.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE
+from handler.runtime.env import template_version, tools_package
 from handler.testing import TestAnswer, answer_of
 
 if TYPE_CHECKING:
@@ -63,12 +63,13 @@ class ColdStart:
 
 def lay_out_artifact(directory: Path, *, prebuilt_manifest: bool = True) -> Path:
     """handler/ and the tools package copied to `directory` as `sam build` lays them out, with the
-    manifest and the stages the build writes (`python -m handler manifest`, `stages`) when `prebuilt_manifest`.
+    manifest and the stages the build writes (`python -m handler manifest`, `stages`) when `prebuilt_manifest`,
+    and always the template's version the build writes beside them.
 
     The tools package is the one served here: `tools`, or the one $MEDIAN_TOOLS_PACKAGE names,
     copied to the same import path (give `cold_start` the same variable to serve it).
     """
-    ignore = shutil.ignore_patterns("__pycache__", PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE)
+    ignore = shutil.ignore_patterns("__pycache__", PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE)
     package = tools_package()
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -81,6 +82,7 @@ def lay_out_artifact(directory: Path, *, prebuilt_manifest: bool = True) -> Path
                 [sys.executable, "-m", "handler", command], cwd=_PROJECT_ROOT, check=True, capture_output=True
             )
             (directory / "handler" / written).write_bytes(printed.stdout)
+    (directory / "handler" / PREBUILT_VERSION_FILE).write_text(template_version() + "\n", encoding="utf-8")
     return directory
 
 

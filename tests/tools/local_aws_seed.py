@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import boto3
 
+from handler import Settings
+
+
+class SeedSettings(Settings):
+    """What tools/settings.toml names for this machine: the table, and the secret's name."""
+
+    returns_table: str  # RETURNS_TABLE
+    pickup_api_token_secret: str  # PICKUP_API_TOKEN_SECRET
+
 
 def seed() -> None:
+    settings = SeedSettings.current()
     boto3.client("dynamodb").create_table(
-        TableName="returns",
+        TableName=settings.returns_table,
         KeySchema=[{"AttributeName": "orderNumber", "KeyType": "HASH"}],
         AttributeDefinitions=[{"AttributeName": "orderNumber", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
-    boto3.client("secretsmanager").create_secret(Name="median-tools/pickup-api-token", SecretString="local-dummy")
+    boto3.client("secretsmanager").create_secret(Name=settings.pickup_api_token_secret, SecretString="local-dummy")

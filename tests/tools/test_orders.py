@@ -7,16 +7,24 @@ fixture (conftest.py) gives every test the shipped orders.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import pytest
 
 from handler.rules import check_manifest
 from handler.testing import MedianTestClient
 
-SEED_MANIFEST = Path(__file__).parents[1] / "events" / "seed_manifest_example.json"
+# The one tool of the example answer on Median's GET page, which orderStatus copies (the template's
+# own tests keep the page's whole answer; a project keeps this test, so it keeps the entry).
+SEED_ENTRY = {
+    "name": "orderStatus",
+    "description": "Look up the status of one of the customer's orders.",
+    "risk": "low",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"orderNumber": {"type": "string", "description": "The order number, like ORD-1042."}},
+        "required": ["orderNumber"],
+        "additionalProperties": False,
+    },
+}
 
 
 @pytest.fixture
@@ -123,12 +131,11 @@ def test_the_manifest_lists_every_example_tool(median: MedianTestClient) -> None
 
 def test_order_status_is_the_seed_pages_example(median: MedianTestClient) -> None:
     # GIVEN the example answer on Median's GET page, whose one tool orderStatus copies
-    seed: dict[str, Any] = json.loads(SEED_MANIFEST.read_text(encoding="utf-8"))
     # WHEN Median GETs the manifest
     answer = median.manifest()
     # THEN the orderStatus entry equals the page's, as JSON
     [entry] = [tool for tool in answer.body["tools"] if tool["name"] == "orderStatus"]
-    assert entry == seed["tools"][0]
+    assert entry == SEED_ENTRY
 
 
 def test_the_example_tools_show_every_risk_and_field_kind(median: MedianTestClient) -> None:

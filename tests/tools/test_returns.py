@@ -20,7 +20,7 @@ from handler.testing import FakeLambdaContext, MedianAWS, MedianTestClient, call
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-TOKEN_SECRET = "median-tools/pickup-api-token"  # tools/settings.toml's [default] PICKUP_API_TOKEN_SECRET
+TOKEN_SECRET = "returns-test/pickup-api-token"  # a secret of the tests' own, named with MEDIAN_SETTING_...
 RETURN = {"orderNumber": "ORD-1042", "refundCents": 1999, "reason": "damaged"}
 
 
@@ -234,6 +234,7 @@ def test_without_its_token_pickup_slots_does_not_run(
 ) -> None:
     # GIVEN no carrier token in Secrets Manager
     monkeypatch.setenv("MEDIAN_SETTING_PICKUP_API_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("MEDIAN_SETTING_PICKUP_API_TOKEN_SECRET", TOKEN_SECRET)
     # WHEN the agent asks for pickup slots
     answer = median.call("pickupSlots", {"postcode": "LS1 4DT"})
     # THEN the tool did not run, Median is told to retry, and no answer carries the secret's name

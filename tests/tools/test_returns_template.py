@@ -8,8 +8,8 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
+from handler.testing import translated
 from scripts.remove_example_blocks import FILES, ROOT, main
-from tests.sam_template import translated
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -5,12 +5,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from tests.sam_template import Stack
+    from handler.testing import Stack
 
 
 @pytest.fixture(scope="session")
 def stack() -> Stack:
     """template.yaml as CloudFormation will get it: SAM's translator, run offline, with the defaults."""
-    from tests.sam_template import translated
+    from handler.testing import translated
 
     return translated()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from handler.manifest.build import build_manifest
+from handler.runtime.env import template_version
 from scripts.check_artifact import check
 from scripts.lock import locked_artifact_versions
 
@@ -55,6 +56,7 @@ def artifact(tmp_path: Path, sample_tools: Registry, locked_for_arm64: dict[str,
         (root / name).write_text("")
     manifest, _ = build_manifest(sample_tools)
     (root / "handler" / "manifest.json").write_text(json.dumps(manifest))
+    (root / "handler" / "version.txt").write_text(template_version() + "\n")
     shared_object(root / "pydantic_core" / "_pydantic_core.cpython-313-aarch64-linux-gnu.so", ELF_AARCH64)
     return root
 
@@ -113,6 +115,18 @@ def test_a_missing_or_stale_prebuilt_manifest_is_caught(artifact: Path) -> None:
     assert any("differs from the manifest" in problem for problem in check(artifact, "arm64"))
     (artifact / "handler" / "manifest.json").unlink()
     assert "handler/manifest.json is missing" in check(artifact, "arm64")
+
+
+def test_a_missing_or_stale_version_is_caught(artifact: Path) -> None:
+    # GIVEN the version the build wrote, then a pyproject.toml that moved on without a build
+    (artifact / "handler" / "version.txt").write_text("0.9.0\n")
+    # WHEN it is checked
+    # THEN the check names both versions and says to build again; and a missing one is named too
+    assert check(artifact, "arm64") == [
+        f"handler/version.txt says '0.9.0', pyproject.toml's version is {template_version()!r}: build again"
+    ]
+    (artifact / "handler" / "version.txt").unlink()
+    assert check(artifact, "arm64") == ["handler/version.txt is missing"]
 
 
 def test_the_inspector_in_the_artifact_is_caught(artifact: Path) -> None:

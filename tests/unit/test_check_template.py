@@ -1,4 +1,5 @@
-"""`make validate`'s template check: a parameter that would leave `live` stale, or break a limit a deploy would hit.
+"""`make validate`'s template check: a parameter or switch that would leave `live` stale, a limit a deploy would
+hit, two lines that must agree and do not, or a samconfig.toml value sam deploy would drop.
 
 Each test edits a copy of template.yaml as a user would (a Parameter and where it goes) and
 runs the check on it, as `python -m scripts.check_template <copy>` does. Each looks only at
@@ -15,9 +16,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from handler.testing import translated
 from scripts.check_template import check, main
 from scripts.sam_settings import load_template
-from tests.sam_template import translated
+from scripts.set_architecture import main as set_architecture
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,7 +27,8 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTION = "MedianToolsFunction"
 ENVIRONMENT_ANCHOR = "          MEDIAN_KEY_SECRET_ID: !Ref MedianKeySecretName\n"
-DESCRIPTION_ANCHOR = "      VersionDescription: !Sub >-\n"
+# VersionDescription's text: `!Sub` of a folded string, then its variables.
+DESCRIPTION_ANCHOR = "      VersionDescription: !Sub\n        - >-\n"
 PARAMETERS_ANCHOR = "Parameters:\n"
 
 
@@ -56,7 +59,14 @@ class TemplateCopy:
         self.insert(ENVIRONMENT_ANCHOR, f"          {name}: {value}\n")
 
     def add_to_description(self, text: str) -> None:
-        self.insert(DESCRIPTION_ANCHOR, f"        {text}\n")
+        self.insert(DESCRIPTION_ANCHOR, f"          {text}\n")
+
+    def replace(self, old: str, new: str) -> None:
+        replace(self, old, new)
+
+    @property
+    def samconfig(self) -> Path:
+        return self.path.parent / "samconfig.toml"
 
 
 @pytest.fixture
@@ -83,7 +93,7 @@ def test_the_check_says_what_it_checked_and_the_room_left(tmp_path: Path, capsys
     # THEN it passes, and says what it checked and the room left in VersionDescription
     output = capsys.readouterr().out
     assert status == 0
-    assert "MedianToolsFunction: every parameter its versions keep is in its VersionDescription" in output
+    assert "MedianToolsFunction: every parameter and switch its versions keep is in its VersionDescription" in output
     assert re.search(r"at most \d+ of Lambda's 256 characters \(\d+ to spare\)", output)
 
 
@@ -152,7 +162,7 @@ def through_a_layer(template: TemplateCopy) -> None:
 
 
 def through_globals(template: TemplateCopy) -> None:
-    replace(template, "    MemorySize: !Ref FunctionMemorySize\n", "    MemorySize: !Ref ProbeHost\n")
+    replace(template, "    MemorySize: 512\n", "    MemorySize: !Ref ProbeHost\n")
 
 
 def through_a_condition(template: TemplateCopy) -> None:
@@ -239,7 +249,7 @@ def test_a_samconfig_value_counts_for_an_unbounded_parameter(
     template.add_variable("PROBE_REGION", "!Ref ProbeRegion")
     template.add_to_description("${ProbeRegion}")
     samconfig = template.path.parent / "samconfig.toml"
-    long_value = "r" * 40
+    long_value = "r" * 70
     samconfig.write_text(
         samconfig.read_text(encoding="utf-8").replace(
             " Stage=production", f" Stage=production ProbeRegion={long_value}"
@@ -250,7 +260,7 @@ def test_a_samconfig_value_counts_for_an_unbounded_parameter(
     status, output = validate(template, capsys)
     # THEN the value production deploys with is what it counts, and the description is over
     assert status == 1
-    assert "longest known value, 40 characters" in output
+    assert "longest known value, 70 characters" in output
     assert "over Lambda's 256" in output
 
 
@@ -264,3 +274,115 @@ def test_variables_that_could_pass_4_kb_are_named(template: TemplateCopy, capsys
     assert "over Lambda's 4,096" in output
     assert "PROBE_CA_BUNDLE up to" in output
     assert "SSM Parameter Store" in output
+
+
+def test_a_switch_that_reaches_the_function_but_not_its_description_is_named_with_the_fix(
+    template: TemplateCopy, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a user's own switch, a condition between two literals flipped by editing it, that sets a variable
+    template.insert("Conditions:\n", '  VerboseProbes: !Equals ["off", "on"]\n')
+    template.add_variable("PROBE_VERBOSE", '!If [VerboseProbes, "yes", "no"]')
+    # WHEN make validate checks the template
+    status, output = validate(template, capsys)
+    # THEN it fails, naming the switch, where it goes, what would go wrong and the fix
+    assert status == 1
+    assert "Condition VerboseProbes: is a switch written in the template" in output
+    assert "(Environment)" in output
+    assert "`live` would keep the old configuration" in output
+    assert '`VerboseProbes: !If [VerboseProbes, "on", "off"]`' in output
+
+
+def test_with_the_switch_in_the_description_the_check_passes_and_flipping_it_publishes_a_version(
+    template: TemplateCopy, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN that switch in VersionDescription, as the check advises
+    template.insert("Conditions:\n", '  VerboseProbes: !Equals ["off", "on"]\n')
+    template.add_variable("PROBE_VERBOSE", '!If [VerboseProbes, "yes", "no"]')
+    template.add_to_description("verbose:${VerboseProbes}")
+    variables = '        - SnapStart: !If [SnapStartEnabled, "on", "off"]\n'
+    template.insert(variables, '          VerboseProbes: !If [VerboseProbes, "on", "off"]\n')
+    # WHEN make validate checks it
+    _, output = validate(template, capsys)
+    # THEN it has nothing to say about it
+    assert "VerboseProbes" not in output
+    # AND flipped, the switch replaces the version (its description holds it)
+    before = translated(load_template(template.path))
+    template.replace('VerboseProbes: !Equals ["off", "on"]', 'VerboseProbes: !Equals ["on", "on"]')
+    after = translated(load_template(template.path))
+    descriptions = [
+        stack.resolve(stack.one_of_type("AWS::Lambda::Version")[1]["Properties"]["Description"])
+        for stack in (before, after)
+    ]
+    assert "verbose:off" in descriptions[0] and "verbose:on" in descriptions[1]
+
+
+def test_an_architecture_changed_by_hand_without_its_extension_layer_is_named_with_the_fix(
+    template: TemplateCopy, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN Globals' Architectures edited to x86_64 by hand, the extension's layer still arm64's
+    template.replace("    Architectures: [arm64]\n", "    Architectures: [x86_64]\n")
+    # WHEN make validate checks the template
+    status, output = validate(template, capsys)
+    # THEN it fails, naming the layer, the two architectures and the command that sets both
+    assert status == 1
+    assert "MedianToolsFunction: Layers: picks the extension's layer for `arm64`" in output
+    assert "Architectures is x86_64" in output
+    assert "python -m scripts.set_architecture x86_64" in output
+    # AND once that command has run, nothing is said of it
+    assert set_architecture(["x86_64", "--template", str(template.path)]) == 0
+    _, output = validate(template, capsys)
+    assert "Layers" not in output
+
+
+def test_an_alarm_reading_another_namespace_than_the_function_writes_is_named(
+    template: TemplateCopy, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a namespace written on the function's line, and on every alarm's and the dashboard's but one
+    source = template.path.read_text(encoding="utf-8")
+    readers = source.count("- Namespace: !Ref AWS::StackName\n")
+    assert readers >= 2
+    source = source.replace("POWERTOOLS_METRICS_NAMESPACE: !Ref AWS::StackName", "POWERTOOLS_METRICS_NAMESPACE: Acme")
+    source = source.replace("- Namespace: !Ref AWS::StackName\n", "- Namespace: Acme\n", readers - 1)
+    template.path.write_text(source, encoding="utf-8")
+    # WHEN make validate checks the template
+    status, output = validate(template, capsys)
+    # THEN it fails, naming the one reader left behind, both namespaces and the lines to make agree
+    assert status == 1
+    (line,) = [line for line in output.splitlines() if ": Namespace: reads" in line]
+    assert (
+        "reads the handler's metrics under !Ref AWS::StackName, but MedianToolsFunction writes them under Acme" in line
+    )
+    assert "each `Namespace:` line" in line
+    # AND with that last line written too, nothing is said of the namespace
+    template.replace("- Namespace: !Ref AWS::StackName\n", "- Namespace: Acme\n")
+    _, output = validate(template, capsys)
+    assert "Namespace" not in output
+
+
+@pytest.mark.parametrize(
+    ("passed", "said"),
+    [
+        ("FunctionMemorySize=1024", "the value is written in the template now (Globals: MemorySize)"),
+        ("EnableSnapStart=true", "(Conditions: SnapStartEnabled)"),
+        ("Architecture=x86_64", "python -m scripts.set_architecture x86_64 sets it"),
+        ("ProbeHostName=carrier", "which is not one of template.yaml's Parameters"),
+    ],
+)
+def test_a_samconfig_value_for_no_parameter_of_the_template_is_named_where_it_is_and_where_it_belongs(
+    template: TemplateCopy, capsys: pytest.CaptureFixture[str], passed: str, said: str
+) -> None:
+    # GIVEN production's samconfig.toml section passing a value the template takes as no parameter: one
+    # that was a parameter before and is written in the template now, or a typo
+    text = template.samconfig.read_text(encoding="utf-8")
+    assert text.count(" Stage=production") == 1
+    template.samconfig.write_text(text.replace(" Stage=production", f" Stage=production {passed}"), encoding="utf-8")
+    line = next(at for at, each in enumerate(text.splitlines(), 1) if "Stage=production" in each)
+    # WHEN make validate checks the template and its samconfig.toml
+    status, output = validate(template, capsys)
+    # THEN it fails, naming the file, line and section, the value, where it belongs now, and that
+    # sam deploy would drop it without a word
+    assert status == 1
+    (found,) = [each for each in output.splitlines() if passed in each]
+    assert found.startswith(f"samconfig.toml:{line}: [production.deploy.parameters] passes {passed}, ")
+    assert said in found
+    assert "drop this value without a word" in found

@@ -1,5 +1,6 @@
 """`make deploy`'s preflight checks the stage it deploys before anything reaches AWS: a stage settings.toml does
-not have, or a setting without a value in it, stops the deploy with the stage, the variable and the fix."""
+not have, or a setting without a value in it, stops the deploy with the stage, the variable and the fix; so does
+a value samconfig.toml passes for a parameter the template does not have, which sam deploy would drop."""
 
 from __future__ import annotations
 
@@ -71,8 +72,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scratch_registry: R
     forget_configuration()
 
 
-def samconfig(directory: Path, stage: str | None) -> Path:
+def samconfig(directory: Path, stage: str | None, *more: str) -> Path:
     overrides = 'MedianKeySecretName=\\"median-tools/median-key\\"' + (f" Stage={stage}" if stage else "")
+    overrides += "".join(f" {each}" for each in more)
     path = directory / "samconfig.toml"
     path.write_text(
         textwrap.dedent(f"""
@@ -131,3 +133,23 @@ def test_a_stage_with_every_value_goes_on_to_the_aws_checks(project: Path, capsy
     error = capsys.readouterr().err
     assert "would not serve" not in error
     assert error.startswith("Not deploying. No AWS region is set")
+
+
+def test_a_value_for_a_parameter_the_template_writes_out_stops_the_deploy_saying_where_it_belongs(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN samconfig.toml from before memory and SnapStart were written in the template, still passing them
+    config = samconfig(project, "production", "FunctionMemorySize=1024", "EnableSnapStart=true")
+    # WHEN the preflight runs
+    status = main(["--config", str(config)])
+    # THEN it refuses before anything else, naming each value, where it is written now, and why it
+    # matters: sam deploy would drop it, and deploy the template's memory without a word
+    assert status == 1
+    error = capsys.readouterr().err
+    assert error.startswith("Not deploying. samconfig.toml's parameter_overrides for this deploy pass:\n")
+    assert "  FunctionMemorySize=1024, which template.yaml no longer takes" in error
+    assert "(Globals: MemorySize)" in error
+    assert "  EnableSnapStart=true, which template.yaml no longer takes" in error
+    assert "(Conditions: SnapStartEnabled)" in error
+    assert "drop this value without a word" in error
+    assert "No AWS region" not in error

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from handler.testing import translated
 from scripts.check_template import check
 from scripts.remove_example_blocks import FILES, ROOT, main
 from scripts.sam_settings import load_template
-from tests.sam_template import translated
 
 if TYPE_CHECKING:
     from pathlib import Path

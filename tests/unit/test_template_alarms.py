@@ -10,8 +10,10 @@ import pytest
 
 from handler.protocol import METRICS_NAMESPACE_ENV, SERVICE_NAME_ENV
 from handler.runtime.observability import Metric
-from tests.sam_template import ACCOUNT_ID, Stack, translated
+from handler.testing import Stack, translated
+from handler.testing.template import ACCOUNT_ID
 from tests.support.stage_signals import emf_documents, function_signals_environment, stage_output
+from tests.template_edits import edited, with_namespace
 
 ALARM = "AWS::CloudWatch::Alarm"
 # A Metrics Insights query that sums one metric over every series of a schema.
@@ -80,9 +82,19 @@ def test_the_tool_and_signature_alarms_sum_the_series_the_handler_emits(stack: S
         assert all(document["service"] == query["service"] for document in carrying)
 
 
-def test_the_namespace_parameter_moves_the_handler_and_its_alarms_together() -> None:
-    # GIVEN a stack deployed with its own metrics namespace
-    stack = translated(MetricsNamespace="AcmeSupportTools")
+def test_the_namespace_is_the_stacks_for_the_handler_and_its_alarms_alike(stack: Stack) -> None:
+    # GIVEN the template as it ships
+    function = stack.properties("MedianToolsFunction")
+    # THEN the handler writes its metrics under the stack's name, and every project alarm reads them there
+    assert function["Environment"]["Variables"][METRICS_NAMESPACE_ENV] == stack.parameters["AWS::StackName"]
+    for metric in (Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.REJECTED_SIGNATURES):
+        query = insights_query(alarm_summing(stack, metric))
+        assert query is not None and query["namespace"] == stack.parameters["AWS::StackName"]
+
+
+def test_a_namespace_written_on_its_lines_moves_the_handler_and_its_alarms_together() -> None:
+    # GIVEN a stack whose metrics namespace a user named, on each of its lines as the template's comment says
+    stack = translated(with_namespace("AcmeSupportTools"))
     function = stack.properties("MedianToolsFunction")
     # THEN the function is told that namespace in the variable the handler reads it from
     assert function["Environment"]["Variables"][METRICS_NAMESPACE_ENV] == "AcmeSupportTools"
@@ -96,8 +108,8 @@ def test_the_namespace_parameter_moves_the_handler_and_its_alarms_together() -> 
 
 
 def test_crashes_and_timeouts_page_at_the_first_and_signatures_only_in_a_burst() -> None:
-    # GIVEN a stack with its own burst threshold
-    stack = translated(RejectedSignaturesThreshold=35)
+    # GIVEN a stack with its own burst threshold, written on the alarm's line
+    stack = translated(edited(("      Threshold: 20\n", "      Threshold: 35\n")))
     crashes, timeouts, rejected = (
         alarm_summing(stack, metric)
         for metric in (Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.REJECTED_SIGNATURES)
@@ -106,7 +118,7 @@ def test_crashes_and_timeouts_page_at_the_first_and_signatures_only_in_a_burst()
     for alarm in (crashes, timeouts):
         assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (0, "GreaterThanThreshold")
     # AND refused signatures alarm past the threshold in 5 minutes, whatever their cause
-    assert (rejected["Threshold"], rejected["ComparisonOperator"]) == ("35", "GreaterThanThreshold")
+    assert (rejected["Threshold"], rejected["ComparisonOperator"]) == (35, "GreaterThanThreshold")
     (watched,) = rejected["Metrics"]
     assert watched["Period"] == 300
 
@@ -128,19 +140,21 @@ def test_the_function_alarms_watch_the_alias_the_api_calls(stack: Stack) -> None
 
 
 def test_the_api_alarms_watch_this_apis_stage() -> None:
-    # GIVEN a stack with its own latency and 5XX thresholds
-    stack = translated(ApiLatencyP99ThresholdMs=1500, Api5xxRatePercentThreshold=2)
+    # GIVEN a stack with its own latency and 5XX thresholds, written on their alarms' lines
+    stack = translated(
+        edited(("      Threshold: 5000\n", "      Threshold: 1500\n"), ("      Threshold: 5\n", "      Threshold: 2\n"))
+    )
     stage_name = stack.properties(stack.one_of_type("AWS::ApiGatewayV2::Stage")[0])["StageName"]
     api_alarms = [alarm for alarm in alarms(stack).values() if "ApiGateway" in json.dumps(alarm)]
     latency = next(alarm for alarm in api_alarms if alarm.get("MetricName") == "Latency")
     rate = next(alarm for alarm in api_alarms if "Metrics" in alarm)
-    # THEN p99 latency is held to its parameter on this API's stage
-    assert (latency["ExtendedStatistic"], latency["Threshold"]) == ("p99", "1500")
+    # THEN p99 latency is held to its threshold on this API's stage
+    assert (latency["ExtendedStatistic"], latency["Threshold"]) == ("p99", 1500)
     assert {each["Name"]: each["Value"] for each in latency["Dimensions"]} == {
         "ApiId": {"Ref": "MedianToolsApi"},
         "Stage": stage_name,
     }
-    # AND the 5XX rate is 5xx over Count of that stage, in percent, against its parameter
+    # AND the 5XX rate is 5xx over Count of that stage, in percent, against its threshold
     metrics = {query["Id"]: query for query in rate["Metrics"]}
     stats = {query["MetricStat"]["Metric"]["MetricName"]: query for query in metrics.values() if "MetricStat" in query}
     assert set(stats) == {"5xx", "Count"}
@@ -149,7 +163,32 @@ def test_the_api_alarms_watch_this_apis_stage() -> None:
         assert dimensions == {"ApiId": {"Ref": "MedianToolsApi"}, "Stage": stage_name}
     (expression,) = [query["Expression"] for query in metrics.values() if query.get("ReturnData")]
     assert f"100 * FILL({stats['5xx']['Id']}, 0) / {stats['Count']['Id']}" in expression
-    assert rate["Threshold"] == "2"
+    assert rate["Threshold"] == 2
+
+
+def test_the_thresholds_as_written_and_the_dashboards_lines_at_them(stack: Stack) -> None:
+    # GIVEN the alarms as the template ships them, and the dashboard's lines drawn at their thresholds
+    latency, rejected = (
+        next(alarm for alarm in alarms(stack).values() if alarm.get("MetricName") == "Latency"),
+        alarm_summing(stack, Metric.REJECTED_SIGNATURES),
+    )
+    (rate,) = [alarm for alarm in alarms(stack).values() if "5xx" in json.dumps(alarm)]
+    # THEN they fire at 5 s of p99 latency, 5 % of 5XX answers and 20 refused signatures in 5 minutes
+    assert (latency["Threshold"], rate["Threshold"], rejected["Threshold"]) == (5000, 5, 20)
+    # AND each line the dashboard draws "at the alarm" is at that alarm's threshold, so a changed
+    # threshold that left its line behind is found here
+    name, _ = stack.one_of_type("AWS::CloudWatch::Dashboard")
+    widgets = json.loads(stack.properties(name)["DashboardBody"])["widgets"]
+    lines = {
+        widget["properties"]["title"]: line["value"]
+        for widget in widgets
+        for line in widget["properties"].get("annotations", {}).get("horizontal", [])
+        if "alarm" in line["label"]
+    }
+    assert lines == {"API latency (ms)": latency["Threshold"], "Rejected signatures, by cause": rejected["Threshold"]}
+    # AND no alarm's description names a number of its own, which a changed threshold would leave wrong
+    for alarm in (latency, rate, rejected):
+        assert not re.search(r"\b(5000|20|5)\b ?(ms|%|requests)", alarm["AlarmDescription"])
 
 
 def test_idempotency_throttles_alarm_on_reads_or_writes_alone(stack: Stack) -> None:

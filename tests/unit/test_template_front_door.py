@@ -6,7 +6,8 @@ import json
 import re
 from typing import Any
 
-from tests.sam_template import Stack, template_parameters, translated
+from handler.testing import Stack, translated
+from tests.template_edits import edited
 
 STAGE = "AWS::ApiGatewayV2::Stage"
 # Variables that carry what a client sent in a header, or an authorizer's view of one.
@@ -18,32 +19,37 @@ def stage(stack: Stack) -> dict[str, Any]:
     return stack.properties(name)
 
 
-def test_the_stage_throttles_at_the_parameters() -> None:
-    # GIVEN a stack with its own rate and burst
-    stack = translated(ApiThrottlingRateLimit=7, ApiThrottlingBurstLimit=9)
+def test_the_stage_throttles_at_the_limits_its_lines_say() -> None:
+    # GIVEN the API's rate and burst written as a user changes them, on their lines of the template
+    stack = translated(
+        edited(
+            ("ThrottlingRateLimit: 50\n", "ThrottlingRateLimit: 7\n"),
+            ("ThrottlingBurstLimit: 100\n", "ThrottlingBurstLimit: 9\n"),
+        )
+    )
     # THEN every route of the stage is throttled there, by API Gateway, before any invocation
-    assert stage(stack)["DefaultRouteSettings"] == {"ThrottlingRateLimit": "7", "ThrottlingBurstLimit": "9"}
+    assert stage(stack)["DefaultRouteSettings"] == {"ThrottlingRateLimit": 7, "ThrottlingBurstLimit": 9}
 
 
-def test_the_default_limits_pass_a_small_company_and_stop_a_flood() -> None:
-    # GIVEN the defaults: a small company's Median sends a few requests a second at its busiest
-    parameters = template_parameters()
-    rate, burst = (parameters[name]["Default"] for name in ("ApiThrottlingRateLimit", "ApiThrottlingBurstLimit"))
+def test_the_limits_as_written_pass_a_small_company_and_stop_a_flood(stack: Stack) -> None:
+    # GIVEN the limits as the template ships them: a small company's Median sends a few requests a second at its busiest
+    limits = stage(stack)["DefaultRouteSettings"]
+    rate, burst = limits["ThrottlingRateLimit"], limits["ThrottlingBurstLimit"]
     # THEN they leave it room many times over, and stop far short of API Gateway's account default (10,000/s)
     assert 20 <= rate <= 500
     assert rate <= burst <= 1000
 
 
-def test_the_access_log_goes_to_its_own_log_group_with_retention() -> None:
-    # GIVEN a stack keeping logs for 14 days
-    stack = translated(LogRetentionInDays=14)
+def test_the_access_log_goes_to_its_own_log_group_kept_as_long_as_the_functions(stack: Stack) -> None:
+    # GIVEN the stage's access log
     destination = stage(stack)["AccessLogSettings"]["DestinationArn"]
-    # THEN the stage logs to a log group of the stack's that is not the function's, kept as long
+    # THEN the stage logs to a log group of the stack's that is not the function's, kept as long, and not forever
     (group, attribute) = destination["Fn::GetAtt"].split(".")
     assert attribute == "Arn"
     assert stack.resources[group]["Type"] == "AWS::Logs::LogGroup"
-    assert group != stack.properties("MedianToolsFunction")["LoggingConfig"]["LogGroup"]["Ref"]
-    assert stack.properties(group)["RetentionInDays"] == "14"
+    functions_group = stack.properties("MedianToolsFunction")["LoggingConfig"]["LogGroup"]["Ref"]
+    assert group != functions_group
+    assert stack.properties(group)["RetentionInDays"] == stack.properties(functions_group)["RetentionInDays"] == 30
 
 
 def test_the_access_log_is_one_json_object_per_request_without_any_header(stack: Stack) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.sam_template import Stack, translated
+from handler.testing import Stack, translated
 
 ROLE = "MedianToolsFunctionRole"
 FUNCTION = "MedianToolsFunction"

@@ -15,9 +15,8 @@ from tests.logs_insights import parse_patterns, selected
 from tests.support.stage_signals import emf_documents, function_signals_environment, stage_output
 
 if TYPE_CHECKING:
-    from handler.testing import MedianTestClient
+    from handler.testing import MedianTestClient, Stack
     from tests.conftest import LogCapture
-    from tests.sam_template import Stack
     from tests.scratch_tools import ScratchTools
 
 QUERY = "AWS::Logs::QueryDefinition"

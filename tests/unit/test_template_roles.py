@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.sam_template import translated
+from handler.testing import translated
 
 if TYPE_CHECKING:
-    from tests.sam_template import Stack
+    from handler.testing import Stack
 
 ROLE = "AWS::IAM::Role"
 BOUNDARY = "median-tools-permissions-boundary"

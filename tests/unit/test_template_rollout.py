@@ -1,4 +1,8 @@
-"""One alias for the API, the rollout and SnapStart; the extension's layer for the stack's region and architecture."""
+"""One alias for the API, the rollout and SnapStart; the extension's layer for the stack's region and architecture.
+
+A value written in the template (SnapStart's switch, reserved concurrency, the architecture) is
+tested by editing its line as the template's comment says (tests/template_edits.py).
+"""
 
 from __future__ import annotations
 
@@ -11,15 +15,20 @@ import pytest
 
 from handler.protocol import KEY_CACHE_SECONDS
 from handler.runtime.observability import Metric
+from handler.testing import Stack, template_parameters, translated
+from handler.testing.template import REGION, REQUIRED_PARAMETERS
 from scripts.check_template import UNVERSIONED_PROPERTIES, VERSION_DESCRIPTION_LIMIT, Template, function_properties
 from scripts.sam_settings import load_template, parameter_overrides
-from tests.sam_template import REGION, REQUIRED_PARAMETERS, Stack, template_parameters, translated
+from tests.template_edits import edited, with_architecture
 
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTION = "MedianToolsFunction"
 # The extension's own variables (AWS's names): its port, which is also the handler's switch, and its cache.
 EXTENSION_PORT_ENV = "PARAMETERS_SECRETS_EXTENSION_HTTP_PORT"
 EXTENSION_TTL_ENV = "SECRETS_MANAGER_TTL"
+# The lines a user edits, as the template's comments say: SnapStart's switch, and a concurrency cap.
+SNAPSTART_ON = ('SnapStartEnabled: !Equals ["off", "on"]', 'SnapStartEnabled: !Equals ["on", "on"]')
+RESERVED_25 = ("      # ReservedConcurrentExecutions: 25\n", "      ReservedConcurrentExecutions: 25\n")
 LAYER_ARN = re.compile(
     r"arn:(?P<partition>aws[a-z-]*):lambda:(?P<region>[a-z0-9-]+):\d{12}:layer:"
     r"AWS-Parameters-and-Secrets-Lambda-Extension(?P<arm>-Arm64)?:\d+"
@@ -116,6 +125,35 @@ def test_a_changed_parameter_alone_publishes_a_new_version(stack: Stack, paramet
     assert len(changed.resolve(version["Properties"]["Description"])) <= VERSION_DESCRIPTION_LIMIT
 
 
+def switches(template: dict[str, Any]) -> list[str]:
+    """The switches a published version keeps: Conditions between literals its versioned properties reach."""
+    read = Template(template, known_values={})
+    properties = function_properties(read, FUNCTION)
+    kept = [read.switches_in(value) for name, value in properties.items() if name not in UNVERSIONED_PROPERTIES]
+    return sorted(set().union(*kept))
+
+
+def flipped(template: dict[str, Any], switch: str) -> dict[str, Any]:
+    """The template with one switch's literal comparison turned the other way."""
+    changed = {**template, "Conditions": dict(template["Conditions"])}
+    left, right = template["Conditions"][switch]["Fn::Equals"]
+    changed["Conditions"][switch] = {"Fn::Equals": [right if left != right else f"not-{right}", right]}
+    return changed
+
+
+@pytest.mark.parametrize("switch", switches(load_template()))
+def test_a_flipped_switch_alone_publishes_a_new_version(stack: Stack, switch: str) -> None:
+    # GIVEN the same code deployed again with one switch written in the template flipped (every such
+    # switch the function's versions keep, read from the template: SnapStartEnabled, and a user's own)
+    template = load_template()
+    changed = translated(flipped(template, switch))
+    # THEN the version SAM declares differs in a property that replaces it, so a new version is
+    # published and the alias moves to it, as for a changed parameter
+    assert a_new_version_is_published(stack, changed)
+    (_, version) = changed.one_of_type("AWS::Lambda::Version")
+    assert len(changed.resolve(version["Properties"]["Description"])) <= VERSION_DESCRIPTION_LIMIT
+
+
 def test_changed_code_alone_publishes_a_new_version(stack: Stack) -> None:
     # GIVEN the same template deployed with another artifact: new code, or a changed tools/settings.toml,
     # which the build bundles, so sam deploy uploads it under another key (the zip's MD5)
@@ -169,31 +207,42 @@ def test_all_at_once_is_the_default(stack: Stack) -> None:
     assert template_parameters()["DeploymentType"]["Default"] == "AllAtOnce"
 
 
-@pytest.mark.parametrize(("enabled", "snap_start"), [("false", None), ("true", {"ApplyOn": "PublishedVersions"})])
-def test_snapstart_applies_to_published_versions_only_when_switched_on(enabled: str, snap_start: Any) -> None:
-    # GIVEN a stack with SnapStart switched on or off (off by default)
-    assert template_parameters()["EnableSnapStart"]["Default"] == "false"
-    stack = translated(EnableSnapStart=enabled)
-    # THEN the function snapshots its published versions, the ones behind the one alias, or not at all
-    assert function(stack).get("SnapStart") == snap_start
+def test_snapstart_is_off_as_written(stack: Stack) -> None:
+    # GIVEN the template as it ships
+    # THEN no version is snapshotted, and the one alias serves them
+    assert "SnapStart" not in function(stack)
     assert len(stack.of_type("AWS::Lambda::Alias")) == 1
 
 
-@pytest.mark.parametrize(("reserved", "expected"), [(0, None), (25, "25")])
-def test_reserved_concurrency_is_set_only_when_asked_for(reserved: int, expected: str | None) -> None:
-    # GIVEN a stack with no reserved concurrency (the default, 0) or some
-    assert template_parameters()["ReservedConcurrency"]["Default"] == 0
-    stack = translated(ReservedConcurrency=reserved)
-    # THEN the function has that cap, or none at all (0 would stop it, not uncap it)
-    assert function(stack).get("ReservedConcurrentExecutions") == expected
+def test_snapstart_switched_on_by_its_line_applies_to_published_versions() -> None:
+    # GIVEN SnapStart's switch flipped as its comment in the template says
+    stack = translated(edited(SNAPSTART_ON))
+    # THEN the function snapshots its published versions, the ones behind the one alias
+    assert function(stack)["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+    assert len(stack.of_type("AWS::Lambda::Alias")) == 1
+    # AND the version says so, so the deploy that flips it publishes one to snapshot
+    (_, version) = stack.one_of_type("AWS::Lambda::Version")
+    assert "snapstart:on" in stack.resolve(version["Properties"]["Description"])
+
+
+def test_reserved_concurrency_is_set_only_when_its_line_is_uncommented(stack: Stack) -> None:
+    # GIVEN the template as it ships: no cap, and no concurrency held back from the account's other functions
+    assert "ReservedConcurrentExecutions" not in function(stack)
+    # WHEN its line is uncommented, as its comment says
+    capped = translated(edited(RESERVED_25))
+    # THEN the function has that cap
+    assert function(capped)["ReservedConcurrentExecutions"] == 25
 
 
 @pytest.mark.parametrize(("architecture", "suffix"), [("arm64", "-Arm64"), ("x86_64", "")])
 def test_the_extension_layer_is_awss_for_the_region_and_architecture(architecture: str, suffix: str) -> None:
-    # GIVEN a stack deployed with the extension's default (AWS's published ARN)
-    stack = translated(Architecture=architecture)
+    # GIVEN a project whose architecture was set (by copier copy, scripts/set_architecture.py), and the
+    # extension's default layer (AWS's published ARN)
+    stack = translated(with_architecture(architecture))
     (layer,) = function(stack)["Layers"]
-    # THEN the layer is the extension's, published in the stack's region for the function's architecture
+    # THEN the function runs on that architecture, with the extension's layer published in the stack's
+    # region for it
+    assert function(stack)["Architectures"] == [architecture]
     match = LAYER_ARN.fullmatch(layer)
     assert match is not None, layer
     assert (match["region"], match["arm"] or "") == (REGION, suffix)
@@ -216,10 +265,13 @@ def test_a_layer_arn_given_is_the_layer_used() -> None:
     assert function(stack)["Layers"] == [pinned]
 
 
-@pytest.mark.parametrize("overrides", [{"ParametersSecretsExtensionLayerArn": "none"}, {"EnableSnapStart": "true"}])
-def test_without_the_extension_the_handler_is_not_switched_to_it(overrides: dict[str, str]) -> None:
+@pytest.mark.parametrize("without", ["ParametersSecretsExtensionLayerArn=none", "SnapStart switched on"])
+def test_without_the_extension_the_handler_is_not_switched_to_it(without: str) -> None:
     # GIVEN the extension switched off, or SnapStart on (a restored instance has no AWS_SESSION_TOKEN for it)
-    stack = translated(**overrides)
+    if without.startswith("SnapStart"):
+        stack = translated(edited(SNAPSTART_ON))
+    else:
+        stack = translated(ParametersSecretsExtensionLayerArn="none")
     # THEN the function has no layer and none of the extension's variables: the handler reads with boto3
     assert function(stack)["Layers"] == []
     assert EXTENSION_PORT_ENV not in variables(stack)

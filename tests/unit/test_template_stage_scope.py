@@ -1,7 +1,7 @@
 """Two stages in one account never trip each other: each stack's signals are its own.
 
 The function names its service after its stack (POWERTOOLS_SERVICE_NAME), and its metrics
-namespace too unless MetricsNamespace names one; every alarm, dashboard graph and saved query
+namespace too unless a user writes one in its place; every alarm, dashboard graph and saved query
 reads only its own stack's data: a metric of one of its own resources, the handler's metrics
 WHERE service is its own, or its own log group. A crash in staging never fires production's
 crash alarm, the one a canary rolls back on.
@@ -17,13 +17,17 @@ import pytest
 
 from handler.protocol import METRICS_NAMESPACE_ENV, SERVICE_NAME_ENV
 from handler.runtime.observability import Metric
+from handler.testing import translated
 from scripts.sam_settings import load_template
-from tests.sam_template import translated
 from tests.support.stage_signals import emf_documents, function_signals_environment, stage_output
+from tests.template_edits import with_namespace
 from tests.unit.test_template_alarms import alarm_summing, alarms, insights_query
 
 if TYPE_CHECKING:
-    from tests.sam_template import Stack
+    from handler.testing import Stack
+
+# The template as it ships (each stack's namespace its own name), or with a namespace the stacks share.
+SHARED = "AcmeSupportTools"
 
 STAGING, PRODUCTION = "median-tools-staging", "median-tools-production"
 HANDLER_METRICS = (Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.REJECTED_SIGNATURES)
@@ -63,22 +67,26 @@ def selects(query: re.Match[str], document: dict[str, Any]) -> bool:
     )
 
 
-@pytest.mark.parametrize(("namespace", "expected"), [("", "{stack}"), ("AcmeSupportTools", "AcmeSupportTools")])
-def test_a_stack_names_its_service_and_by_default_its_namespace_after_itself(namespace: str, expected: str) -> None:
-    # GIVEN a stack deployed by its name, with or without a namespace of its own
+def deployed(stack_name: str, namespace: str) -> Stack:
+    """The stack of that name, from the template as it ships ("") or with a namespace written in it."""
+    return translated(with_namespace(namespace) if namespace else None, stack_name=stack_name)
+
+
+@pytest.mark.parametrize(("namespace", "expected"), [("", "{stack}"), (SHARED, SHARED)])
+def test_a_stack_names_its_service_and_as_written_its_namespace_after_itself(namespace: str, expected: str) -> None:
+    # GIVEN a stack deployed by its name, with or without a namespace written in the template
     for name in (STAGING, PRODUCTION):
-        stack = translated(stack_name=name, MetricsNamespace=namespace)
+        stack = deployed(name, namespace)
         # THEN its function's Powertools service is the stack's name, and its namespace the stack's unless named
         assert signals_environment(stack)[SERVICE_NAME_ENV] == name
         assert signals_environment(stack)[METRICS_NAMESPACE_ENV] == expected.format(stack=name)
 
 
-@pytest.mark.parametrize("namespace", ["", "AcmeSupportTools"], ids=["each its own namespace", "a shared namespace"])
+@pytest.mark.parametrize("namespace", ["", SHARED], ids=["each its own namespace", "a shared namespace"])
 def test_a_crash_in_staging_fires_stagings_alarms_and_never_productions(namespace: str) -> None:
     # GIVEN staging and production in one account, and staging's function serving a crash, a
     # timeout and a forged signature with the environment its stack gives it
-    staging = translated(stack_name=STAGING, MetricsNamespace=namespace)
-    production = translated(stack_name=PRODUCTION, MetricsNamespace=namespace)
+    staging, production = deployed(STAGING, namespace), deployed(PRODUCTION, namespace)
     documents = emf_documents(stage_output(signals_environment(staging)))
     for metric in HANDLER_METRICS:
         # WHEN each stage's alarm on that metric reads the series staging's function wrote
@@ -164,10 +172,10 @@ def dashboard_and_query_problems(stack: Stack) -> list[str]:
 
 
 @pytest.mark.parametrize("stack_name", [STAGING, PRODUCTION])
-@pytest.mark.parametrize("namespace", ["", "AcmeSupportTools"], ids=["its own namespace", "a shared namespace"])
+@pytest.mark.parametrize("namespace", ["", SHARED], ids=["its own namespace", "a shared namespace"])
 def test_every_alarm_graph_and_saved_query_reads_only_its_own_stacks_data(stack_name: str, namespace: str) -> None:
     # GIVEN a stage's stack, with its own metrics namespace or one it shares
-    stack = translated(stack_name=stack_name, MetricsNamespace=namespace)
+    stack = deployed(stack_name, namespace)
     # THEN each alarm reads a metric of one of its own resources, or the handler's metrics in its
     # namespace WHERE service is its own; each graph likewise; each log graph and saved query its
     # own log groups

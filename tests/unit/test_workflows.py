@@ -17,14 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from scripts.sam_settings import (
-    ARCHITECTURE_PARAMETER,
-    SAMCONFIG,
-    TEMPLATE,
-    deploy_config,
-    lambda_architecture,
-    load_template,
-)
+from scripts.sam_settings import SAMCONFIG, TEMPLATE, deploy_config, load_template, parameter_overrides
 
 WORKFLOWS = Path(__file__).resolve().parents[2] / ".github" / "workflows"
 PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<action>[\w.-]+/[\w./-]+)@(?P<ref>\S+)\s+#\s*(?P<version>v\d[\w.]*)\s*$")
@@ -47,12 +40,15 @@ def steps(name: str, job: str) -> list[dict[str, Any]]:
 
 
 def make_targets(name: str, job: str) -> list[str]:
+    return [target for step in steps(name, job) for target in make_targets_of(step)]
+
+
+def make_targets_of(step: dict[str, Any]) -> list[str]:
     targets = []
-    for step in steps(name, job):
-        for line in step.get("run", "").splitlines():
-            words = shlex.split(line)
-            if words[:1] == ["make"]:
-                targets += [word for word in words[1:] if "=" not in word]
+    for line in step.get("run", "").splitlines():
+        words = shlex.split(line)
+        if words[:1] == ["make"]:
+            targets += [word for word in words[1:] if "=" not in word]
     return targets
 
 
@@ -113,6 +109,10 @@ def test_a_pull_request_runs_make_lint_test_check_validate_build_on_the_lambda_p
     python = action_step("checks.yml", "checks", "actions/setup-python")["with"]["python-version"]
     assert f"python{python}" == load_template(TEMPLATE)["Globals"]["Function"]["Runtime"]
     assert "secrets." not in (WORKFLOWS / "checks.yml").read_text(encoding="utf-8")
+    # AND the pinned SAM CLI is there before the tests, which must then run the guided deploy's prompts
+    [tests] = [step for step in steps("checks.yml", "checks") if "test" in make_targets_of(step)]
+    assert make_targets_of(tests).index("sam-cli") < make_targets_of(tests).index("test")
+    assert tests["env"]["MEDIAN_SAM_CLI_TESTS"] == "required"
 
 
 def test_main_deploys_staging_then_production_and_only_once_switched_on() -> None:
@@ -150,12 +150,15 @@ def test_each_stage_deploys_in_its_environment_with_its_samconfig_settings() -> 
 
 
 @pytest.mark.parametrize("stage", ["staging", "production"])
-def test_a_stage_deploys_for_the_architecture_the_build_was_made_for(stage: str) -> None:
-    # GIVEN the one build the checks make (for default's architecture) and a stage's settings
-    overrides = shlex.split(str(deploy_config(SAMCONFIG, stage).get("parameter_overrides", "")))
-    chosen = dict(pair.split("=", 1) for pair in overrides if "=" in pair).get(ARCHITECTURE_PARAMETER)
-    # THEN the stage deploys it with the same Architecture, or leaves the template's default as the build did
-    assert chosen in (None, lambda_architecture())
+def test_a_stage_passes_only_parameters_the_template_takes(stage: str) -> None:
+    # GIVEN the one build the checks make (for the architecture the template writes) and a stage's settings
+    overrides = parameter_overrides(deploy_config(SAMCONFIG, stage))
+    # THEN each value the stage passes is for one of the template's Parameters, which sam deploy
+    # passes on, and none is for what the template writes out (the architecture the build was
+    # made for among them), which sam deploy would drop without a word
+    assert set(overrides) <= set(load_template(TEMPLATE)["Parameters"]), stage
+    # AND each stage names its own stage, secret and permissions boundary
+    assert {"Stage", "MedianKeySecretName", "PermissionsBoundaryPolicy"} <= set(overrides), stage
 
 
 def test_the_deploy_authenticates_by_oidc_for_a_role_and_deploys_through_cloudformations_role() -> None:

@@ -1,5 +1,12 @@
 """template.yaml as CloudFormation gets it: translated by SAM's own translator, offline.
 
+    from handler.testing import translated
+
+    def test_the_function_may_read_its_table():
+        stack = translated()  # template.yaml, every parameter at its default
+        role = stack.properties("MedianToolsFunctionRole")
+        ...
+
 `translated(**parameters)` runs aws-sam-translator (what `sam deploy` and CloudFormation's
 transform run) on the template, so tests see the resources SAM generates (the alias, the
 version, the CodeDeploy group, the API's stage and integrations), not only what the template
@@ -17,9 +24,10 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scripts.sam_settings import load_template
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 REGION = "eu-west-1"
 ACCOUNT_ID = "123456789012"
@@ -122,7 +130,7 @@ def _equals(stack: Stack, argument: list[Any]) -> bool:
     return str(left) == str(right)
 
 
-_FUNCTIONS = {
+_FUNCTIONS: dict[str, Callable[[Stack, Any], Any]] = {
     "Ref": _ref,
     "Fn::If": _if,
     "Fn::FindInMap": _find_in_map,
@@ -149,7 +157,7 @@ def translated(
 ) -> Stack:
     """The template (template.yaml unless given) as SAM translates it for these parameter values (others:
     defaults), deployed as the stack `stack_name`."""
-    template = load_template() if template is None else template
+    template = _template_yaml() if template is None else template
     parameters = parameter_values(template, overrides)
     output = _translate(template, tuple(sorted(parameters.items())), code_uri)
     return Stack(copy.deepcopy(output), {**parameters, **PSEUDO_PARAMETERS, "AWS::StackName": stack_name})
@@ -176,5 +184,15 @@ def _translate(template: dict[str, Any], parameters: tuple[tuple[str, Any], ...]
 
 
 def template_parameters() -> dict[str, dict[str, Any]]:
-    parameters: dict[str, dict[str, Any]] = load_template()["Parameters"]
+    parameters: dict[str, dict[str, Any]] = _template_yaml()["Parameters"]
     return parameters
+
+
+def _template_yaml() -> dict[str, Any]:
+    # The project's own reader of template.yaml (its short forms, !Ref and the rest), which the build
+    # and `make deploy` use too. Imported here, not at the top: `from handler.testing import ...` then
+    # costs a test that never reads the template neither PyYAML nor scripts/.
+    from scripts.sam_settings import load_template
+
+    template: dict[str, Any] = load_template()
+    return template

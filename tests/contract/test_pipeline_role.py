@@ -119,7 +119,8 @@ def deployed() -> tuple[frozenset[str], frozenset[str]]:
 
 @cache
 def role_template() -> dict[str, Any]:
-    return load_template(ROLE_TEMPLATE)
+    template: dict[str, Any] = load_template(ROLE_TEMPLATE)  # scripts/ is not type-checked: its Any, named
+    return template
 
 
 def statements(role: str) -> list[dict[str, Any]]:

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from handler.testing import translated
+from handler.testing.template import ACCOUNT_ID, REGION, STACK_NAME
 from scripts.sam_settings import SAMCONFIG, load_template, parameter_overrides
-from tests.sam_template import ACCOUNT_ID, REGION, STACK_NAME, translated
 
 ROLE_TEMPLATE = Path(__file__).resolve().parents[2] / "pipeline" / "oidc-role.yaml"
 BOUNDARY = {"Ref": "StackRolesPermissionsBoundary"}
@@ -40,7 +41,8 @@ PIPELINE_PARAMETERS = {
 
 @cache
 def role_template() -> dict[str, Any]:
-    return load_template(ROLE_TEMPLATE)
+    template: dict[str, Any] = load_template(ROLE_TEMPLATE)  # scripts/ is not type-checked: its Any, named
+    return template
 
 
 def as_list(value: Any) -> list[Any]:

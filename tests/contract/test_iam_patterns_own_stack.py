@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
+from handler.testing.template import ACCOUNT_ID, REGION, STACK_NAME, Stack, translated
 from scripts.sam_settings import load_template
-from tests.sam_template import ACCOUNT_ID, REGION, STACK_NAME, Stack, translated
-from tests.unit.test_permissions_boundary import ROLE_TEMPLATE, as_list
-from tests.unit.test_pipeline_role import CREATED_BY
+from tests.contract.test_permissions_boundary import ROLE_TEMPLATE, as_list
+from tests.contract.test_pipeline_role import CREATED_BY
 
 # Stacks whose names start with this one's: another stage, region or copy in the same account.
 NEIGHBOURS = (f"{STACK_NAME}-eu", f"{STACK_NAME}-staging", f"{STACK_NAME}-2", f"{STACK_NAME}2", f"{STACK_NAME}-dev-eu")

@@ -1,0 +1,77 @@
+# The template repository's own targets: what its maintainers run, and its CI, and what a project
+# made from the template (copier copy) never gets (copier.yml excludes this file). The Makefile
+# includes it where it is there.
+
+# The inspector's browser tests drive Chromium with Playwright, in the dev venv beside the rest.
+INSTALL_GROUPS += browser
+
+.PHONY: swap-check template-proof release lint-maintainers
+
+# The machinery the template's own tests and the bench share, typed as strictly as handler/.
+lint: lint-maintainers
+lint-maintainers: $(INSTALLED)
+	$(BIN)/mypy -p tests.support
+
+# --- The template as its users take it (issue 26; docs/releasing.md) -----------------
+# A project copied from this version works at once, and one copied from the previous release and
+# worked in as a user would upgrades to this version with make upgrade, keeping all it owns.
+template-proof: $(COPIER_INSTALLED) $(INSTALLED) ## copier copy this version, and make upgrade a user's project from the previous release, in a temporary folder
+	$(BIN)/python -m scripts.template_proof $(if $(KEEP),--keep)
+
+release: $(INSTALLED) ## Release CHANGELOG.md's Unreleased section as VERSION=X.Y.Z: one commit, one tag
+	$(BIN)/python -m scripts.release $(VERSION)
+
+# The README's "Make it yours", proven in a temporary copy on this checkout's virtualenvs.
+swap-check: $(INSTALLED) ## In a temporary copy: delete the examples, make new-tool, make lint test check build
+	VENV="$(VENV)" scripts/swap_examples.sh
+
+# --- Benchmarks (issue 5) ------------------------------------------------------------
+# The cold processes run in a venv holding only what a deployed function has: the runtime
+# group (the artifact) and aws-sdk (boto3, which the Lambda runtime provides). The dev venv
+# holds more (moto, pytest, …), and botocore changes what it imports when awscrt is present.
+BENCH_VENV := $(VENV)/bench-runtime
+BENCH_INSTALLED := $(BENCH_VENV)/.installed
+.PHONY: bench
+
+$(BENCH_INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(BENCH_VENV) $(UV) sync --quiet --locked --no-default-groups --group aws-sdk || $(STALE_LOCK)
+	@touch $@
+
+# BENCH_ARGS="--cold-runs 5 --warm-rounds 5 --no-ideas" for a quick look while developing.
+bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the floor and the peer; writes bench/results.json
+	$(BIN)/python -m bench --runtime-python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
+
+# --- Inspector and browser tests (issue 6) ------------------------------------------
+# `make serve` serves the inspector at http://127.0.0.1:$(PORT)/_inspector. Its browser tests also run
+# inside `make test` whenever Debian's chromium is installed; this runs them alone.
+.PHONY: test-browser screenshot
+test-browser: $(INSTALLED) ## Run the inspector's tests in headless Chromium (apt-get install chromium)
+	$(BIN)/python -m pytest -m browser tests/browser
+
+# The browser tests take the README's screenshot into a folder of their own: no test rewrites a
+# tracked file. This writes docs/inspector.png, if what the page shows has changed.
+screenshot: $(INSTALLED) ## Retake docs/inspector.png from the inspector as it is now (headless Chromium)
+	MEDIAN_REFRESH_SCREENSHOT=1 $(BIN)/python -m pytest -m browser tests/browser/test_inspector.py -k readme_screenshot
+
+# --- Mutation testing (issue 18) -----------------------------------------------------
+# mutmut mutates each guarding module in a copy of its own (.mutmut/<module>/) and tries each
+# mutant against the tests that guard it (scripts/mutate.py); the table goes to .mutmut/table.md.
+# Slow (tens of minutes), so never part of `make test` or .ci/run: the weekly workflow runs it.
+# MODULES="signature rules" measures only those. One worker, at the lowest priority.
+# mutmut runs the tests in its own interpreter: its venv is the dev venv, as uv.lock pins it, with
+# mutmut added as tooling/mutmut.py.lock pins it.
+MUTATION_VENV := $(VENV)/mutmut
+MUTATION_INSTALLED := $(MUTATION_VENV)/.installed
+.PHONY: mutate
+
+$(MUTATION_INSTALLED): pyproject.toml uv.lock tooling/mutmut.py.lock $(UV_INSTALLED)
+	$(PYTHON) -m venv $(MUTATION_VENV)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(MUTATION_VENV) $(UV) sync --quiet --locked || $(STALE_LOCK)
+	$(call TOOL_VENV,$(MUTATION_VENV),mutmut,install)
+
+mutate: $(MUTATION_INSTALLED) ## Mutation testing (mutmut) on the modules that guard signatures, money and sync
+	nice -n 19 $(MUTATION_VENV)/bin/python -m scripts.mutate $(MODULES)
+
+# tests/template renders this template with the pinned Copier, as `make upgrade` runs it.
+test: $(COPIER_INSTALLED)

@@ -1,0 +1,285 @@
+"""`make template-proof`: the template as its users take it, proven end to end (issue 26).
+
+    python -m scripts.template_proof [--keep]
+
+In a temporary folder, from a clone of this checkout (its uncommitted changes committed there):
+1. a project with other answers (stack name, stages, x86_64, no examples), copied from this
+   version: `make lint test check build` pass on it at once;
+2. a project copied from the previous release, changed as a user would (a tool of its own with
+   its tests, a setting in every stage, a local settings file, a dependency, a resource and an
+   output in template.yaml's `# >>> yours` blocks), then upgraded to this version with its own
+   `make upgrade`: nothing of the user's is changed, the template's changes are all there, and
+   `make lint test check build` pass.
+Any step that fails fails the proof. The previous release is the newest vX.Y.Z tag before this
+commit; a clone without tags (CI's may have none) gets them from CHANGELOG.md, each release's
+heading found in the commit that added it (docs/releasing.md). Maintainers only: copier.yml
+excludes this file from projects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COPIER = ROOT / ".venv" / "copier" / "bin" / "copier"
+RELEASE_HEADING = re.compile(r"^## \[(?P<version>\d+\.\d+\.\d+)\]", re.MULTILINE)
+# What a user owns: copier update must leave it byte for byte.
+USERS_OWN = ("tools", "tests/tools")
+# The user's additions to template.yaml, between the lines the template keeps for them.
+USER_RESOURCE = """  LoyaltyTable:
+    Type: AWS::DynamoDB::Table
+    DeletionPolicy: Retain
+    UpdateReplacePolicy: Retain
+    Properties:
+      BillingMode: PAY_PER_REQUEST
+      KeySchema:
+        - AttributeName: email
+          KeyType: HASH
+      AttributeDefinitions:
+        - AttributeName: email
+          AttributeType: S
+"""
+USER_OUTPUT = """  LoyaltyTableName:
+    Description: The loyalty table's name.
+    Value: !Ref LoyaltyTable
+"""
+USER_SETTINGS = {"default": 'LOYALTY_API_URL = "http://127.0.0.1:9"\n'}
+USER_DEPENDENCY = '    "python-dateutil>=2.9",\n'
+
+
+class ProofFailed(Exception):
+    pass
+
+
+def step(message: str) -> None:
+    print(f"\n--- template-proof: {message}", file=sys.stderr, flush=True)
+
+
+def run(command: list[str], cwd: Path, **options: object) -> str:
+    """Run a command; its output goes through; a failure fails the proof, naming the command."""
+    environment = {**os.environ, "MAKEFLAGS": "", "MAKELEVEL": "", "VIRTUAL_ENV": ""}
+    for name in ("MEDIAN_STAGE", "MEDIAN_TOOLS_PACKAGE", "PYTHONPATH"):
+        environment.pop(name, None)
+    result = subprocess.run(command, cwd=cwd, env=environment, text=True, check=False, **options)  # type: ignore[call-overload]  # noqa: S603
+    if result.returncode != 0:
+        raise ProofFailed(f"`{' '.join(command)}` failed in {cwd} (exit {result.returncode})")
+    return result.stdout or ""
+
+
+def git(cwd: Path, *arguments: str) -> str:
+    return run(["git", *arguments], cwd, capture_output=True)
+
+
+def template_clone(scratch: Path) -> Path:
+    """A clone of this checkout, with what the working tree changed committed, and every release tagged."""
+    clone = scratch / "template"
+    run(["git", "clone", "--quiet", "--no-local", str(ROOT), str(clone)], scratch)
+    git(clone, "config", "user.email", "proof@example.invalid")
+    git(clone, "config", "user.name", "template proof")
+    changed = git(ROOT, "ls-files", "-z", "--modified", "--others", "--exclude-standard").split("\0")
+    deleted = set(git(ROOT, "ls-files", "-z", "--deleted").split("\0"))
+    for name in filter(None, changed):
+        source, target = ROOT / name, clone / name
+        if name in deleted or not source.exists():
+            target.unlink(missing_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    if git(clone, "status", "--porcelain"):
+        git(clone, "add", "-A")
+        git(clone, "commit", "--quiet", "-m", "The working tree's changes, for the proof")
+    tag_releases(clone)
+    return clone
+
+
+def tag_releases(clone: Path) -> None:
+    """vX.Y.Z on the commit that added `## [X.Y.Z]` to CHANGELOG.md, for each release not tagged yet."""
+    tags = set(git(clone, "tag", "--list", "v*").split())
+    changelog = (clone / "CHANGELOG.md").read_text(encoding="utf-8")
+    for version in RELEASE_HEADING.findall(changelog):
+        if f"v{version}" in tags:
+            continue
+        added = git(clone, "log", "--format=%H", "--reverse", "-S", f"## [{version}]", "--", "CHANGELOG.md").split()
+        if not added:
+            raise ProofFailed(f"CHANGELOG.md's release {version} was added by no commit this clone has")
+        git(clone, "tag", f"v{version}", added[0])
+
+
+def previous_release(clone: Path) -> str | None:
+    """The newest release tag that is not this commit's own."""
+    here = git(clone, "rev-parse", "HEAD").strip()
+    for tag in git(clone, "tag", "--list", "v*", "--sort=-v:refname", "--merged", "HEAD").split():
+        if git(clone, "rev-list", "-n", "1", tag).strip() != here:
+            return tag
+    return None
+
+
+def copy(clone: Path, project: Path, ref: str, answers: dict[str, str]) -> None:
+    data = [item for name, value in answers.items() for item in ("--data", f"{name}={value}")]
+    run(
+        [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", ref, *data, str(clone), str(project)],
+        clone,
+    )
+    git(project, "init", "--quiet")
+    git(project, "config", "user.email", "user@example.invalid")
+    git(project, "config", "user.name", "a user")
+    git(project, "add", "-A")
+    git(project, "commit", "--quiet", "-m", "copier copy")
+
+
+def make(project: Path, *targets: str) -> None:
+    run(["make", "--no-print-directory", *targets], project)
+
+
+def act_as_a_user(project: Path) -> None:
+    """What a user does with a project over a few weeks, committed."""
+    make(project, "new-tool", "NAME=loyalty_points")
+    settings = project / "tools" / "settings.toml"
+    text = settings.read_text(encoding="utf-8")
+    for stage, line in USER_SETTINGS.items():
+        text = text.replace(f"[{stage}]\n", f"[{stage}]\n{line}", 1)
+    settings.write_text(text, encoding="utf-8")
+    (project / "tools" / "settings.local.toml").write_text('LOYALTY_API_URL = "http://127.0.0.1:8"\n', encoding="utf-8")
+    template = project / "template.yaml"
+    text = template.read_text(encoding="utf-8")
+    for block, addition in (("resources", USER_RESOURCE), ("outputs", USER_OUTPUT)):
+        marker = f"# <<< yours: {block}"
+        if marker not in text:
+            raise ProofFailed(f"template.yaml has no `{marker}` line for a user's {block}")
+        index = text.index(marker)
+        index = text.rindex("\n", 0, index) + 1
+        text = text[:index] + addition + text[index:]
+    template.write_text(text, encoding="utf-8")
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    text = text.replace('    "pydantic>=2.14,<3",\n', '    "pydantic>=2.14,<3",\n' + USER_DEPENDENCY, 1)
+    pyproject.write_text(text, encoding="utf-8")
+    make(project, "lock")
+    git(project, "add", "-A")
+    git(project, "commit", "--quiet", "-m", "A tool, its settings and its table of our own")
+
+
+def files_under(root: Path, folders: tuple[str, ...]) -> dict[str, bytes]:
+    found = {}
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                found[str(path.relative_to(root))] = path.read_bytes()
+    return found
+
+
+def check_the_upgrade(project: Path, users: dict[str, bytes], fresh: Path, previous: Path) -> list[str]:
+    """What went wrong: the user's files changed, their blocks lost, or a template change missing."""
+    problems = []
+    now = files_under(project, USERS_OWN)
+    problems += [f"{name}: changed by the upgrade" for name in sorted(users) if now.get(name) != users[name]]
+    problems += [f"{name}: added by the upgrade" for name in sorted(set(now) - set(users))]
+    template = (project / "template.yaml").read_text(encoding="utf-8")
+    problems += [
+        f"template.yaml lost the user's {what}"
+        for what in ("LoyaltyTable:", "LoyaltyTableName:")
+        if what not in template
+    ]
+    if "python-dateutil" not in (project / "pyproject.toml").read_text(encoding="utf-8"):
+        problems.append("pyproject.toml lost the user's dependency")
+    # The template's own files: those the user never touched are now exactly this version's, and
+    # every line this version added to one the user did touch is in it.
+    touched = {"template.yaml", "pyproject.toml", "uv.lock", ".copier-answers.yml"}
+    changed_by_the_template = 0
+    for path in sorted(fresh.rglob("*")):
+        name = str(path.relative_to(fresh))
+        if not path.is_file() or name.startswith((".git/", *(f"{folder}/" for folder in USERS_OWN))):
+            continue
+        before = previous / name
+        if not before.is_file() or before.read_bytes() != path.read_bytes():
+            changed_by_the_template += 1
+        mine = project / name
+        if not mine.is_file():
+            problems.append(f"{name}: this version's file is missing")
+        elif name not in touched and mine.read_bytes() != path.read_bytes():
+            problems.append(f"{name}: differs from this version's")
+        elif name in touched and name != "uv.lock" and before.is_file():
+            added = set(path.read_text(encoding="utf-8").splitlines()) - set(
+                before.read_text(encoding="utf-8").splitlines()
+            )
+            kept = set(mine.read_text(encoding="utf-8").splitlines())
+            problems += [
+                f"{name}: this version's line is missing: {line.strip()}"
+                for line in sorted(added - kept)
+                if line.strip()
+            ]
+    if not changed_by_the_template:
+        problems.append("this version changes no file of the previous release's: the upgrade proves nothing")
+    return problems
+
+
+def prove(scratch: Path) -> None:
+    started = time.monotonic()
+    step(f"the template, cloned with its releases tagged, in {scratch}")
+    clone = template_clone(scratch)
+
+    step("copy this version with other answers, then make lint test check build")
+    other = scratch / "other-answers"
+    copy(
+        clone,
+        other,
+        "HEAD",
+        {"stack_name": "acme-returns", "stages": "[dev, prod]", "architecture": "x86_64", "keep_examples": "false"},
+    )
+    make(other, "lint", "test", "check", "build")
+    run([str(other / ".venv" / "bin" / "python"), "-m", "scripts.check_artifact"], other)
+
+    previous_tag = previous_release(clone)
+    if previous_tag is None:
+        step("no earlier release to upgrade from: the copy alone is proven")
+        return
+    step(f"copy the previous release, {previous_tag}, and work in it as a user")
+    project = scratch / "project"
+    copy(clone, project, previous_tag, {})
+    act_as_a_user(project)
+    users = files_under(project, USERS_OWN)
+
+    step(f"make upgrade VERSION=HEAD: {previous_tag} -> this version")
+    make(project, "upgrade", "VERSION=HEAD")
+    fresh, previous = scratch / "fresh", scratch / "previous"
+    run([str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "HEAD", str(clone), str(fresh)], clone)
+    run(
+        [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", previous_tag, str(clone), str(previous)],
+        clone,
+    )
+    problems = check_the_upgrade(project, users, fresh, previous)
+    if problems:
+        raise ProofFailed("the upgrade is not what a user must get:\n  " + "\n  ".join(problems))
+    make(project, "build")
+    run([str(project / ".venv" / "bin" / "python"), "-m", "scripts.check_artifact"], project)
+    step(f"passed in {time.monotonic() - started:.0f} s: a new project works at once, and {previous_tag} upgrades")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.template_proof", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder, to look into it")
+    arguments = parser.parse_args(argv)
+    scratch = Path(tempfile.mkdtemp(prefix="median-template-proof."))
+    try:
+        prove(scratch)
+    except ProofFailed as failed:
+        print(f"template-proof: FAILED: {failed}", file=sys.stderr)
+        return 1
+    finally:
+        if arguments.keep:
+            print(f"template-proof: the folder is kept in {scratch}", file=sys.stderr)
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,128 @@
+"""The repository as a Copier template: what `copier copy` writes, with the default answers and with others.
+
+Each `X.jinja` twin renders to the repository's own `X` at the default answers, so the template
+repository runs as the project it makes; other answers change only what they name. Rendered
+from this working tree (`--vcs-ref HEAD` takes its uncommitted changes too), with the pinned
+Copier (tooling/copier.py) that `make upgrade` runs. The tasks (scripts.set_architecture,
+scripts.remove_example_blocks) have tests of their own; `make template-proof` runs everything
+end to end on real projects.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import yaml
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+ROOT = Path(__file__).resolve().parents[2]
+COPIER = ROOT / ".venv" / "copier" / "bin" / "copier"
+TWINS = sorted(path for path in ROOT.rglob("*.jinja") if ".venv" not in path.parts and "{{" not in path.name)
+OTHER_ANSWERS = {"stack_name": "acme-returns", "region": "eu-west-1", "stages": "[dev, qa, prod]"}
+
+
+def render(destination: Path, *answers: str, tasks: bool = False) -> subprocess.CompletedProcess[str]:
+    data = [item for answer in answers for item in ("--data", answer)]
+    return subprocess.run(  # noqa: S603 - the pinned copier, with arguments of our own
+        [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "HEAD",
+         *([] if tasks else ["--skip-tasks"]), *data, str(ROOT), str(destination)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def defaults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    destination = tmp_path_factory.mktemp("defaults") / "project"
+    rendered = render(destination)
+    assert rendered.returncode == 0, rendered.stderr
+    yield destination
+
+
+@pytest.fixture(scope="module")
+def others(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    destination = tmp_path_factory.mktemp("others") / "project"
+    rendered = render(destination, *(f"{name}={value}" for name, value in OTHER_ANSWERS.items()))
+    assert rendered.returncode == 0, rendered.stderr
+    yield destination
+
+
+def test_there_are_twins_to_hold() -> None:
+    # GIVEN the template's twins: a file Copier renders beside the repository's own
+    # THEN each has its plain file, which is what this repository runs as
+    assert {str(twin.relative_to(ROOT)) for twin in TWINS} >= {
+        "samconfig.toml.jinja",
+        "tools/settings.toml.jinja",
+        ".github/workflows/deploy.yml.jinja",
+    }
+    assert all(twin.with_suffix("").is_file() for twin in TWINS)
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=lambda twin: str(twin.relative_to(ROOT)))
+def test_each_twin_renders_the_repositorys_own_file_at_the_default_answers(defaults: Path, twin: Path) -> None:
+    # GIVEN a project copied with every default answer
+    plain = twin.with_suffix("")
+    # THEN the twin's rendering is the repository's own file, byte for byte: a change to one is made to both
+    assert (defaults / plain.relative_to(ROOT)).read_bytes() == plain.read_bytes(), (
+        f"{twin.relative_to(ROOT)} and {plain.relative_to(ROOT)} differ at the default answers: change both alike"
+    )
+
+
+def test_a_project_holds_none_of_the_maintainers_tools(defaults: Path) -> None:
+    # GIVEN a project copied with every default answer
+    present = {str(path.relative_to(defaults)) for path in defaults.rglob("*")}
+    # THEN the template's own tools, suites and CI stayed behind, and the project's answers are kept for updates
+    maintainers = ("bench", "maintainer.mk", "tests/unit", "tests/integration", "tests/browser", ".ci", "LICENSE")
+    maintainers += ("scripts/mutate.py", "tooling/mutmut.py", ".github/workflows/mutation.yml")
+    assert not present & set(maintainers)
+    assert not any(name.endswith(".jinja") for name in present)
+    answers = yaml.safe_load((defaults / ".copier-answers.yml").read_text(encoding="utf-8"))
+    assert answers["stack_name"] == "median-tools" and answers["stages"] == ["staging", "production"]
+
+
+def test_other_answers_name_the_stacks_stages_and_secrets(others: Path) -> None:
+    # GIVEN a project copied with its own stack name, region and three stages
+    samconfig = tomllib.loads((others / "samconfig.toml").read_text(encoding="utf-8"))
+    workflow = yaml.safe_load((others / ".github/workflows/deploy.yml").read_text(encoding="utf-8"))
+    settings = tomllib.loads((others / "tools/settings.toml").read_text(encoding="utf-8"))
+    # THEN `make deploy` deploys its stack to its region, and each stage has its stack, secret and Stage=
+    assert samconfig["default"]["global"]["parameters"]["stack_name"] == "acme-returns"
+    assert samconfig["default"]["global"]["parameters"]["region"] == "eu-west-1"
+    for stage in ("dev", "qa", "prod"):
+        assert samconfig[stage]["global"]["parameters"]["stack_name"] == f"acme-returns-{stage}"
+        overrides = samconfig[stage]["deploy"]["parameters"]["parameter_overrides"]
+        assert f'MedianKeySecretName="acme-returns-{stage}/median-key"' in overrides
+        assert f"Stage={stage}" in overrides
+    # AND the pipeline deploys them in order, each after the one before
+    jobs = workflow["jobs"]
+    assert [jobs[stage]["needs"] for stage in ("dev", "qa", "prod")] == ["checks", "dev", "qa"]
+    assert [jobs[stage]["with"]["config-env"] for stage in ("dev", "qa", "prod")] == ["dev", "qa", "prod"]
+    # AND the examples' settings name a table for every stage, with secrets the stage's stack may read
+    assert set(settings) == {"default", "dev", "qa", "prod"}
+    assert settings["prod"]["PICKUP_API_TOKEN_SECRET"] == "acme-returns-prod/pickup-api-token"
+
+
+@pytest.mark.parametrize(
+    ("answer", "refusal"),
+    [
+        ("stack_name=Acme", "lowercase letters, digits and -"),
+        ("stack_name=a-stack-name-too-long-to-fit", "at most 23"),
+        ("region=Europe", "an AWS region"),
+        ("stages=[dev, dev]", "each stage once"),
+        ("stages=[default]", 'not "default"'),
+        ("stages=staging", "a list"),
+        ("architecture=sparc", "sparc"),
+    ],
+)
+def test_a_wrong_answer_is_refused_with_what_is_expected(tmp_path: Path, answer: str, refusal: str) -> None:
+    # WHEN a project is copied with one answer that cannot work
+    rendered = render(tmp_path / "project", answer)
+    # THEN Copier refuses it, saying what it expects, and writes nothing
+    assert rendered.returncode != 0
+    assert refusal in rendered.stderr
+    assert not (tmp_path / "project" / "template.yaml").exists()

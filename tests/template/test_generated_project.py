@@ -1,0 +1,131 @@
+"""A project `copier copy` writes from this template: its `make test` passes on the contract suite and the
+user's tests alone, with the examples and without them.
+
+The project is copied from this working tree (`--vcs-ref HEAD`, uncommitted changes included) with
+the default answers, by the pinned Copier `make upgrade` runs, into a temporary folder where its
+make makes its own venv (from uv's cache), from a shell that sets nothing of the framework's
+tests. Then the examples are deleted with the README's own "Make it yours" commands, and
+`make test` runs again: with no tool at all, the contract suite still passes, and says what it
+checked. `make template-proof` goes further (other answers, an upgrade, lint and the build).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.project_copy import REPO, fenced_snippets
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+COPIER = REPO / ".venv" / "copier" / "bin" / "copier"
+# A shell's own variables: nothing the framework's tests set (fake AWS credentials, a tools package,
+# a dev key file, make's flags) reaches the project's make.
+_SHELL = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
+_TIMEOUT_SECONDS = 600
+
+
+def generated_project(root: Path) -> Path:
+    """A project as `copier copy` writes it from this working tree, with the default answers."""
+    project = root / "project"
+    command = [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "HEAD", str(REPO), str(project)]
+    copied = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
+    assert copied.returncode == 0, copied.stderr
+    return project
+
+
+def _run(project: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - make and bash, with the project's own targets and the README's lines
+        command,
+        cwd=project,
+        env={name: os.environ[name] for name in _SHELL if name in os.environ},
+        capture_output=True,
+        text=True,
+        timeout=_TIMEOUT_SECONDS,
+        check=False,
+    )
+
+
+def _make_it_yours() -> str:
+    """The README's "Make it yours" commands, as a user pastes them."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("\n## Make it yours\n")
+    section = readme[start : readme.index("\n## ", start + 1)]
+    [commands] = [body for language, body in fenced_snippets(section) if language == "bash"]
+    return commands
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project, with the venv its make installs."""
+    project = generated_project(tmp_path_factory.mktemp("generated"))
+    installed = _run(project, ["make", "--no-print-directory", "install"])
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return project
+
+
+def test_a_generated_project_holds_only_the_contract_suite_and_the_users_tests(project: Path) -> None:
+    # GIVEN a project as generated from this template
+    # WHEN its tests/ is listed
+    tests = sorted(path.relative_to(project).as_posix() for path in (project / "tests").iterdir())
+    # THEN it holds the contract suite and the user's own tests, and none of the template's own suites
+    assert tests == ["tests/__init__.py", "tests/contract", "tests/tools"]
+
+
+def test_pytests_own_script_finds_the_plugin_the_tools_and_the_contract_suite(project: Path) -> None:
+    # GIVEN the project, run as `uv run pytest` runs it: pytest's script, whose import path lacks the project
+    # WHEN it collects the contract suite
+    finished = _run(project, [".venv/bin/pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests/contract"])
+    # THEN handler.testing's plugin, the tools and the suite's own modules all import
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "tests/contract/test_post.py::test_input_with_a_field_your_tool_does_not_have" in finished.stdout
+
+
+def test_make_test_passes_on_the_examples_and_says_what_the_contract_checked(project: Path) -> None:
+    # WHEN `make test` runs in the project, with the examples
+    finished = _run(project, ["make", "--no-print-directory", "test"])
+    output = finished.stdout + finished.stderr
+    # THEN the contract suite and the examples' tests ran and passed, and the contract names the tools it checked
+    assert finished.returncode == 0, output[-6000:]
+    assert "tests/contract/test_post.py" in output
+    assert "tests/tools/test_orders.py" in output
+    assert re.search(r"^on your \d+ tool\(s\): orderStatus, ", output, re.MULTILINE), output[-3000:]
+
+
+def test_make_test_passes_with_no_tool_at_all_once_the_examples_are_deleted(project: Path) -> None:
+    # GIVEN the same project, its examples deleted as the README's "Make it yours" says
+    deleted = _run(project, ["bash", "-euc", _make_it_yours()])
+    assert deleted.returncode == 0, deleted.stdout + deleted.stderr
+    assert not (project / "tests" / "tools").exists()
+    # WHEN `make test` runs
+    finished = _run(project, ["make", "--no-print-directory", "test"])
+    output = finished.stdout + finished.stderr
+    # THEN the contract suite passes on no tool, saying so, and what it checked
+    assert finished.returncode == 0, output[-6000:]
+    assert "on no tool of yours: tools/ has none yet" in output
+    for checked in ("the signature", "GET: your manifest", "POST's refusals", "a retried callId", "the build"):
+        assert checked in output, output[-3000:]
+    assert "tools/ serves no tool yet" in output  # the per-tool tests, skipped with their reason
+
+
+# A Markdown link to a file of the project: [text](path) or [text](path#anchor), not a URL.
+_LINK = re.compile(r"\]\((?!https?://|mailto:|#)(?P<target>[^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_every_link_in_the_projects_pages_reaches_a_file_it_has(project: Path) -> None:
+    # GIVEN every Markdown page a project gets
+    pages = [path for path in project.rglob("*.md") if ".venv" not in path.parts]
+    # WHEN each relative link is followed from its page
+    broken = [
+        f"{page.relative_to(project)}: {found['target']}"
+        for page in pages
+        for found in _LINK.finditer(page.read_text(encoding="utf-8"))
+        if not (page.parent / found["target"]).exists()
+    ]
+    # THEN each reaches a file the project has: none points at what stays in the template repository
+    assert pages and broken == []
