@@ -192,19 +192,20 @@ validate-checkov: $(CHECKOV_INSTALLED)
 # ARTIFACTS_DIR set; samconfig.toml's build_in_source spares it a copy of .venv. The
 # manifest check fails the build first; the wheels are Linux ones for the template's
 # architecture and CPython 3.13, whatever this machine is; bin/ holds the installer's console
-# scripts, which nothing in Lambda runs; handler/manifest.json is what GET serves. The packages
+# scripts, which nothing in Lambda runs, and .lock is uv's own; handler/manifest.json is what GET serves. The packages
 # are the lock's (scripts/lock.py, artifact-requirements), every file checked against its hash,
 # with no resolution of their own (--no-deps): the artifact holds exactly the locked versions.
-# tools/settings.local.toml (and its example) stay behind: your machine's values, never deployed,
-# and never read here (--no-local), so a broken one cannot stop a build; so does any copy an editor
-# leaves beside it (settings.local.toml~, .settings.local.toml.swp, #...#). handler/stages.txt lists
-# the stages a container may run as: settings.toml's tables, read at start without a TOML parser;
+# handler/ and tools/ are copied by what belongs in a function (scripts/artifact_sources.py: Python
+# modules, tools/settings.toml, what pyproject.toml's [tool.median.artifact] include names), so
+# tools/settings.local.toml and any editor's backup of it stay behind: never deployed, and never
+# read here (--no-local), so a broken one cannot stop a build. handler/stages.txt lists the
+# stages a container may run as: settings.toml's tables, read at start without a TOML parser;
 # handler/version.txt the template's version, which every log line carries.
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(BIN)/python -m handler check --no-local
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
-	tar -c --exclude __pycache__ --exclude '*.pyc' --exclude '*settings.local*' handler tools | tar -x -C "$(ARTIFACTS_DIR)"
+	$(BIN)/python -m scripts.artifact_sources "$(ARTIFACTS_DIR)" handler tools
 	$(BIN)/python -m scripts.lock artifact-requirements > $(VENV)/artifact-requirements.txt
 	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
 	$(UV_ENV) $(UV) pip install --quiet --python $(BIN)/python --target "$(ARTIFACTS_DIR)" \
@@ -212,7 +213,7 @@ build-MedianToolsFunction: $(INSTALLED)
 		--only-binary :all: --require-hashes --no-deps -r $(VENV)/artifact-requirements.txt
 	rm -f $(VENV)/artifact-requirements.txt
 	$(BIN)/python -m scripts.compile_artifact "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
-	rm -rf "$(ARTIFACTS_DIR)/bin"
+	rm -rf "$(ARTIFACTS_DIR)/bin" "$(ARTIFACTS_DIR)/.lock"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
 	$(BIN)/python -m handler stages > "$(ARTIFACTS_DIR)/handler/stages.txt"
 	$(BIN)/python -m handler --version | cut -d ' ' -f 2 > "$(ARTIFACTS_DIR)/handler/version.txt"

@@ -27,7 +27,6 @@ from handler.protocol import (
 )
 from handler.testing import call_body, signed_event
 from tests.support.cold_start import lay_out_artifact
-from tests.support.ports import free_port
 from tests.support.secrets_extension import SecretsExtensionStandIn
 
 if TYPE_CHECKING:
@@ -126,14 +125,14 @@ def set_the_stage(stack: ExitStack, runtime_python: str) -> Stage:
 def start_moto(stack: ExitStack) -> str:
     """moto's server on loopback, holding the bench key and an idempotency table; returns its endpoint URL."""
     import boto3
-    from moto.server import ThreadedMotoServer
+
+    from handler.testing.moto_server import LocalMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    # The project's one way to run moto: loopback only, and no web page's request answered.
+    server = LocalMotoServer()
+    endpoint = server.start()
     stack.callback(server.stop)
-    endpoint = f"http://127.0.0.1:{port}"
     session = boto3.Session(
         aws_access_key_id="bench",
         aws_secret_access_key="bench",  # noqa: S106 - moto's, on loopback

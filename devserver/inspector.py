@@ -22,6 +22,7 @@ from devserver.lambda_runner import invoke, one_request_at_a_time
 from devserver.reloader import revision
 from handler.protocol import (
     DEV_KEY_ENV,
+    IDEMPOTENCY_TABLE_ENV,
     JSON_CONTENT_TYPE,
     KEY_SECRET_ENV,
     MAX_FIELDS,
@@ -215,12 +216,41 @@ def manifest_view(port: int) -> Reply:
             },
             "risks": RISK_MEANINGS,
             "signing": {"available": key is not None, "reason": why_not},
+            "retries": retries_view(),
         },
     )
 
 
 def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:16]}"
+
+
+def retries_view() -> dict[str, object]:
+    """Whether a call sent again with its callId is answered from a record here, in words the page shows.
+
+    Deployed, the idempotency table answers a retry and the tool does not run again. Here that
+    holds only with a table (`make serve LOCAL_AWS=moto` makes one on moto): without one, the
+    inspector's "Reuse the last callId" runs the tool again, and the page says so plainly.
+    """
+    from handler.calls.idempotency import table_name
+
+    table = table_name()
+    if table is None:
+        return {
+            "deduplicated": False,
+            "message": (
+                f"Calls are not deduplicated here: there is no idempotency table ({IDEMPOTENCY_TABLE_ENV} is not "
+                "set), so a call sent again with the same callId runs the tool again. Deployed, the retry is "
+                "answered from the table and the tool runs once; make serve LOCAL_AWS=moto has the table too."
+            ),
+        }
+    return {
+        "deduplicated": True,
+        "message": (
+            f"Calls are deduplicated as deployed: a call sent again with the same callId is answered from the "
+            f"idempotency table ({table}), and the tool does not run again."
+        ),
+    }
 
 
 def _call_from_request(body: bytes, port: int) -> Reply:
@@ -291,6 +321,8 @@ def perform(body: bytes, call_id: str | None, port: int) -> Reply:
             "cause": _explained(error, ErrorCode.TOOL_ERROR, reference),
             "elapsedMs": round(elapsed_ms, 2),
             "callId": call_id,
+            # Whether sending this callId again would be answered from a record, or run the tool again.
+            "deduplicated": retries_view()["deduplicated"] if call_id is not None else None,
             "request": body.decode("utf-8"),
             "curl": post_command(endpoint_url(port), body),
         },

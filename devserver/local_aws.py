@@ -1,10 +1,14 @@
 """`make serve LOCAL_AWS=moto`: moto's server stands in for AWS, so tools that use it run with no account.
 
-moto's server (the dev group's, never the artifact's) listens on a free loopback port, and
-this process's environment points boto3 at it: AWS_ENDPOINT_URL, which boto3 reads for every
-service, and fake credentials, so nothing can reach a real account by mistake. The handler's
-clients and a tool's own `boto3.client(...)`, `Secret(...)` and `Parameter(...)` all go there.
-It is seeded at start, from two places a user owns:
+moto's server (the dev group's, never the artifact's) listens on a free port of 127.0.0.1,
+answering this machine's AWS clients and no web page (handler/testing/moto_server.py: a page
+the developer visits could otherwise read every seeded secret), and this process's environment
+points boto3 at it: AWS_ENDPOINT_URL, which boto3 reads for every service, and fake credentials,
+so nothing can reach a real account by mistake. The handler's clients and a tool's own
+`boto3.client(...)`, `Secret(...)` and `Parameter(...)` all go there. The idempotency table is
+made there as deployed, so a call retried with its callId (the inspector's "Reuse the last
+callId") is answered from its record, not run again. It is seeded at start, from two places a
+user owns:
 
 - the `[secrets]` and `[parameters]` tables of tools/settings.local.toml: each entry one
   secret (a table becomes a JSON SecretString) or one SSM parameter;
@@ -20,7 +24,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import logging
 import os
 import sys
 import tomllib
@@ -30,12 +33,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handler.authoring.settings import LOCAL_SETTINGS_FILE
+from handler.protocol import IDEMPOTENCY_TABLE_ENV
 from handler.runtime.env import package_directory, shown_path
+from handler.testing.aws import MedianAWS
+from handler.testing.moto_server import LocalMotoServer, aws_environment
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from moto.server import ThreadedMotoServer
 
 LOCAL_AWS_ENV = "LOCAL_AWS"
 MOTO = "moto"
@@ -43,18 +47,6 @@ SEED_ENV = "LOCAL_AWS_SEED"
 DEFAULT_SEED = Path("tests") / "tools" / "local_aws_seed.py"
 # A region for the fake account when none is set: moto serves any, and a region is all boto3 asks.
 DEFAULT_REGION = "us-east-1"
-# Fake credentials, as moto's own documentation uses: anything signs, and nothing real is sent.
-FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-# What would send a call elsewhere than moto, or sign it as someone real: unset while it serves.
-# A service's own AWS_ENDPOINT_URL_<SERVICE> wins over AWS_ENDPOINT_URL, and the last one
-# makes boto3 ignore both.
-_REAL_ACCOUNT_VARIABLES = (
-    "AWS_SESSION_TOKEN",
-    "AWS_SECURITY_TOKEN",
-    "AWS_PROFILE",
-    "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
-)
-_SERVICE_ENDPOINT_PREFIX = "AWS_ENDPOINT_URL_"
 
 
 class LocalAwsError(Exception):
@@ -65,19 +57,25 @@ class LocalAwsError(Exception):
 class LocalAws:
     """moto's running server, and what was seeded into it."""
 
-    server: ThreadedMotoServer
+    server: LocalMotoServer
     endpoint: str
     seeded: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    idempotency_table: str | None = None
 
     def stop(self) -> None:
         self.server.stop()
 
     def summary(self) -> str:
         lines = [f"Local AWS: moto's server on {self.endpoint} (AWS_ENDPOINT_URL); no AWS account is used."]
+        if self.idempotency_table:
+            lines.append(
+                f"  idempotency table {self.idempotency_table}, as deployed: a call retried with its callId is "
+                "answered from its record, not run again"
+            )
         lines += [f"  seeded {each}" for each in self.seeded]
         lines += [f"  seed failed: {problem}" for problem in self.problems]
-        if not lines[1:]:
+        if not self.seeded and not self.problems:
             # Only when there was nothing to seed: beside a failed seed, it would contradict it.
             lines.append(
                 f"  nothing seeded: name secrets in tools/{LOCAL_SETTINGS_FILE} [secrets], make tables in "
@@ -101,32 +99,36 @@ def requested(environment: dict[str, str] | None = None) -> bool:
 
 def start(seed_file: Path | None = None) -> LocalAws:
     """Start moto's server, point this process's boto3 at it, and seed it."""
-    try:
-        from moto.server import ThreadedMotoServer
-    except ImportError:
-        raise LocalAwsError("moto is not installed here: run `make install` (it is in the dev group)") from None
-    # werkzeug, moto's HTTP server, logs a line per AWS call even when not verbose: they would
-    # bury the dev server's own lines, and the tool's errors say what failed anyway.
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
+    if importlib.util.find_spec("moto") is None:
+        raise LocalAwsError("moto is not installed here: run `make install` (it is in the dev group)")
+    server = LocalMotoServer()
+    endpoint = server.start()
     _point_boto3_at(endpoint)
     local = LocalAws(server, endpoint)
+    _make_the_idempotency_table(local)
     seed_settings(local)
     run_seed_hook(local, seed_file if seed_file is not None else _seed_file())
     return local
 
 
 def _point_boto3_at(endpoint: str) -> None:
-    service_endpoints = [name for name in os.environ if name.startswith(_SERVICE_ENDPOINT_PREFIX)]
-    for name in (*_REAL_ACCOUNT_VARIABLES, *service_endpoints):
-        os.environ.pop(name, None)
-    os.environ.update(FAKE_CREDENTIALS)
-    os.environ["AWS_ENDPOINT_URL"] = endpoint
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
-    os.environ["AWS_REGION"] = os.environ["AWS_DEFAULT_REGION"] = region
+    to_set, to_unset = aws_environment(endpoint, region, current=list(os.environ))
+    for name in to_unset:
+        os.environ.pop(name, None)
+    os.environ.update(to_set)
+
+
+def _make_the_idempotency_table(local: LocalAws) -> None:
+    """The idempotency table on moto, as deployed, named in IDEMPOTENCY_TABLE: a retried callId runs its tool once."""
+    name = os.environ.get(IDEMPOTENCY_TABLE_ENV, "").strip() or MedianAWS.IDEMPOTENCY_TABLE
+    try:
+        MedianAWS(local.endpoint, region=os.environ["AWS_DEFAULT_REGION"]).create_idempotency_table(name)
+    except Exception as error:  # botocore's ClientError: a name DynamoDB refuses; its message says why
+        local.problems.append(f"the idempotency table {name}: {error}")
+        return
+    os.environ[IDEMPOTENCY_TABLE_ENV] = name
+    local.idempotency_table = name
 
 
 def _seed_file() -> Path:

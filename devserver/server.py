@@ -4,7 +4,7 @@ Each request to the endpoint becomes an API Gateway HTTP API (payload 2.0) event
 through `handler.app.lambda_handler`, as it would behind API Gateway. Every request, on
 either side, first passes `devserver.guards`: loopback's Host, no other site's Origin, and
 a body within the cap by its Content-Length; then `devserver.limits`: a body within what the
-server holds at once, sent without long silences.
+server holds at once, and the whole request arrived within its deadline, however it trickles.
 
 Every answer is JSON with a status, whatever arrived: http.server's own errors (a request
 line it cannot read, a method it has no handler for) and a failure of the server's own code
@@ -15,8 +15,9 @@ its headers.
 from __future__ import annotations
 
 import contextlib
+import io
 import sys
-import threading
+import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from devserver import inspector
 from devserver.guards import admitted_body_length, refusal
 from devserver.inspector import Reply
 from devserver.lambda_runner import invoke
-from devserver.limits import BODY_BUDGET_BYTES, MAX_CONNECTIONS, READ_TIMEOUT_SECONDS, BodyBudget
+from devserver.limits import BODY_BUDGET_BYTES, MAX_CONNECTIONS, REQUEST_DEADLINE_SECONDS, BodyBudget, Connections
 from handler.protocol import JSON_CONTENT_TYPE, ErrorCode
 from handler.testing import http_event
 
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
     _Request = socket.socket | tuple[bytes, socket.socket]
 
 HOST = "127.0.0.1"
+# How long an answer may take to leave, to a client that does not read it; and the word to one let go.
+WRITE_TIMEOUT_SECONDS = 10.0
+GOODBYE_TIMEOUT_SECONDS = 1.0
 
 # http.server's own refusals, as the contract's codes. Its messages are not sent: some repeat
 # what was received (the request line, the method), and an answer never repeats a request.
@@ -50,14 +54,44 @@ _HTTP_SERVER_ERRORS = {
 }
 
 
+class _ReadsBeforeTheDeadline(io.RawIOBase):
+    """The connection's bytes, for as long as the request being read still has time: every read waits
+    only what is left of the whole request's deadline, so bytes trickling in cannot stretch it."""
+
+    def __init__(self, handler: DevRequestHandler) -> None:
+        self._handler = handler
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self._handler.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not arrive whole within its deadline")
+        connection = self._handler.connection
+        connection.settimeout(left)
+        return connection.recv_into(buffer)
+
+
 class DevRequestHandler(BaseHTTPRequestHandler):
     server_version = "median-devserver"
     server: DevServer
+    deadline = 0.0  # time.monotonic() by which the request being read must have arrived whole
 
     def setup(self) -> None:
         super().setup()
-        # Every read waits this long at most: for the next request, a header line, or the body.
-        self.connection.settimeout(self.server.read_timeout)
+        # Reads bounded by the request's deadline, not each by a timeout of its own: http.server's
+        # buffered file over the socket would give a client that trickles a byte a second all day.
+        made_by_http_server, self.rfile = self.rfile, io.BufferedReader(_ReadsBeforeTheDeadline(self))
+        made_by_http_server.close()
+
+    def handle_one_request(self) -> None:
+        """Read and answer one request, which must arrive whole (line, headers, body) before its deadline."""
+        self.deadline = time.monotonic() + self.server.request_deadline
+        if not self.server.connections.waiting(self.connection):
+            self.close_connection = True  # let go to make room, before it sent anything more
+            return
+        super().handle_one_request()
 
     def _serve(self) -> None:
         try:
@@ -92,6 +126,12 @@ class DevRequestHandler(BaseHTTPRequestHandler):
             body = self.rfile.read(length) if length else b""
             if len(body) < length:  # the client closed the connection before the end of its body
                 self.close_connection = True
+                if self.server.connections.let_go(self.connection):  # or the server let it go for another
+                    self._last_word(lambda: self._send(self.server.goodbye()))
+                return
+            if not self.server.connections.answering(self.connection):
+                # Let go to make room while its request was arriving: it is told so, and nothing is run.
+                self._last_word(lambda: self._send(self.server.goodbye()))
                 return
             headers = {name.lower(): value for name, value in self.headers.items()}
             if inspector.owns(path):
@@ -111,6 +151,12 @@ class DevRequestHandler(BaseHTTPRequestHandler):
         return Reply(response["statusCode"], response.get("body", "").encode("utf-8"), content_type, response_headers)
 
     def _send(self, reply: Reply) -> None:
+        # The request is read (or refused unread): it is being answered, and is no longer let go to make room.
+        if not self.server.connections.answering(self.connection):
+            reply = self.server.goodbye()  # let go to make room: whatever it was to be told, it is told that
+            self.close_connection = True
+        let_go = self.server.connections.let_go(self.connection)
+        self.connection.settimeout(GOODBYE_TIMEOUT_SECONDS if let_go else WRITE_TIMEOUT_SECONDS)
         if self.request_version == "HTTP/0.9":
             # http.server's value for a request line it could not read, and HTTP/0.9's answers have no
             # status line: this one has, so the client learns what went wrong.
@@ -157,16 +203,16 @@ class DevServer(ThreadingHTTPServer):
         self,
         port: int,
         *,
-        read_timeout: float = READ_TIMEOUT_SECONDS,
+        request_deadline: float = REQUEST_DEADLINE_SECONDS,
         body_budget: int = BODY_BUDGET_BYTES,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         # Loopback only; and the inspector runs tools only for whoever holds the printed token.
         super().__init__((HOST, port), DevRequestHandler)
-        self.read_timeout = read_timeout
+        self.request_deadline = request_deadline
         self.body_budget = BodyBudget(body_budget)
         self.token = inspector.new_token()
-        self._connection_slots = threading.BoundedSemaphore(max_connections)
+        self.connections = Connections(max_connections)
 
     @property
     def port(self) -> int:
@@ -189,21 +235,31 @@ class DevServer(ThreadingHTTPServer):
             {"Retry-After": "1"},
         )
 
+    def goodbye(self) -> Reply:
+        """The answer of a connection let go to make room: it had waited longest for its request."""
+        return refusal(
+            503,
+            ErrorCode.TOO_LARGE,
+            "The dev server let this connection go to make room for another: it had waited longest for its "
+            "request to arrive. Send it again.",
+            {"Retry-After": "1"},
+        )
+
     def process_request(self, request: _Request, client_address: Any) -> None:
-        if not self._connection_slots.acquire(blocking=False):
+        if not self.connections.admit():
             self._turn_away(request)
             return
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._connection_slots.release()
+            self.connections.closed(_socket_of(request))
             raise
 
     def process_request_thread(self, request: _Request, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._connection_slots.release()
+            self.connections.closed(_socket_of(request))
 
     def _turn_away(self, request: _Request) -> None:
         """Answer 503 at once on the accepting thread, which a fresh socket's empty send buffer never blocks."""
@@ -215,10 +271,14 @@ class DevServer(ThreadingHTTPServer):
             + "".join(f"{name}: {value}\r\n" for name, value in {**reply.headers, "Retry-After": "1"}.items())
             + f"Content-Length: {len(reply.body)}\r\n\r\n"
         )
-        connection = request[1] if isinstance(request, tuple) else request  # a TCP server's is a socket
+        connection = _socket_of(request)
         try:
             connection.settimeout(0)
             connection.sendall(head.encode("ascii") + reply.body)
         except OSError:
             pass  # gone already, or not reading: either way it is not served
         self.shutdown_request(request)
+
+
+def _socket_of(request: _Request) -> socket.socket:
+    return request[1] if isinstance(request, tuple) else request  # a TCP server's is a socket

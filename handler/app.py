@@ -16,6 +16,8 @@ from handler.protocol import (
     ALLOWED_METHODS,
     DEFAULT_STAGE,
     MAX_BODY_BYTES,
+    MAX_QUOTED_PROBLEMS_CHARS,
+    MAX_RESPONSE_BYTES,
     PREBUILT_MANIFEST_FILE,
     PREBUILT_STAGES_FILE,
     SIGNATURE_HEADER,
@@ -23,9 +25,9 @@ from handler.protocol import (
     ErrorCode,
 )
 from handler.request.events import BadEvent, BodyTooLarge, method_of, read_request
-from handler.request.responses import error_answer, method_not_allowed, raw_json_answer
+from handler.request.responses import error_answer, fits_in_a_response, method_not_allowed, raw_json_answer
 from handler.request.signature import SignatureError, matches, parse_header
-from handler.runtime import observability
+from handler.runtime import observability, time_limits
 from handler.runtime.env import setting
 from handler.runtime.observability import (
     flush_metrics,
@@ -77,21 +79,23 @@ def _prebuilt_manifest() -> str | None:
 def _manifest_from_tools() -> tuple[int, str]:
     from handler.authoring.registry import ToolLoadError, load_tools
     from handler.manifest.build import build_manifest
-    from handler.request.responses import error_body, to_json
+    from handler.request.responses import error_body, shortened, to_json
 
     try:
         registry = load_tools()
     except ToolLoadError as failed:
         # Each line is `tools/<file>.py:<line>: <what is wrong>`: the author's place, not a traceback.
         observability.logger.error("The tools failed to import; GET answers 500", extra={"problems": failed.lines})
-        message = "The endpoint's tools failed to import: " + "; ".join(failed.lines)
+        listed = shortened("; ".join(failed.lines), MAX_QUOTED_PROBLEMS_CHARS)
+        message = "The endpoint's tools failed to import: " + listed
         return 500, to_json(error_body(ErrorCode.INVALID_MANIFEST, message, post=False))
     manifest, problems = build_manifest(registry)
     if problems:
         observability.logger.error(
             "The tools break Median's sync rules; GET answers 500", extra={"problems": [str(p) for p in problems]}
         )
-        message = "The endpoint's tools break Median's sync rules: " + "; ".join(str(p) for p in problems)
+        listed = shortened("; ".join(str(p) for p in problems), MAX_QUOTED_PROBLEMS_CHARS)
+        message = "The endpoint's tools break Median's sync rules: " + listed
         return 500, to_json(error_body(ErrorCode.INVALID_MANIFEST, message, post=False))
     return 200, to_json(manifest)
 
@@ -168,13 +172,17 @@ def _import_handle_post() -> HandlePost:
     return handle_post
 
 
-def _verified(request: Request, header: SignatureHeader) -> bool:
-    """Whether the signature matches the key, reading the key anew once if it may have been rotated."""
-    key = key_source.get()
+def _verified(request: Request, header: SignatureHeader, context: LambdaContext | None) -> bool:
+    """Whether the signature matches the key, reading the key anew once if it may have been rotated.
+
+    A read ends in time to answer before the invocation's deadline (`context`), a stalled
+    Secrets Manager included: the answer is then 500 no_key, never Lambda's own timeout.
+    """
+    key = key_source.get(context)
     if matches(header, key, request.body):
         return True
     # A failed read here keeps the key in hand and is logged by the key source: the answer is 401.
-    fresh = key_source.refreshed_after_mismatch(key)
+    fresh = key_source.refreshed_after_mismatch(key, context)
     return fresh is not None and matches(header, fresh, request.body)
 
 
@@ -199,7 +207,7 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
 
     try:
         header = parse_header(request.header(SIGNATURE_HEADER))
-        if not _verified(request, header):
+        if not _verified(request, header, context):
             raise SignatureError.mismatch()
     except SignatureError as refused:
         observability.logger.warning("Signature refused", extra={"reason": refused.reason, "method": method})
@@ -222,11 +230,40 @@ def _serve(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     return raw_json_answer(answer.status, answer.json())
 
 
+def _sendable(response: dict[str, Any], context: LambdaContext | None) -> dict[str, Any]:
+    """`response`, or, where Lambda could not return it, a 500 in JSON that can be sent and says why.
+
+    Every answer passes here, whatever made it (a refusal, a 422, a tool's output, a retry's
+    recorded answer, the manifest): past MAX_RESPONSE_BYTES, API Gateway would answer its own
+    502 without JSON. The answers that can grow are bounded where they are made; this holds for
+    whatever is not.
+    """
+    if fits_in_a_response(response):
+        return response
+    import json
+
+    reference = getattr(context, "aws_request_id", None) or os.urandom(16).hex()
+    body = response["body"]
+    observability.logger.error(
+        "The answer is over Lambda's response limit; answering 500 instead",
+        extra={"status": response.get("statusCode"), "body_characters": len(body), "reference": reference},
+    )
+    try:  # a POST's answers, recorded ones included, carry `ok`: the 500 is shaped as theirs are
+        post = "ok" in json.loads(body)
+    except (ValueError, TypeError):
+        post = False
+    message = (
+        f"The answer is over the {MAX_RESPONSE_BYTES:,} bytes Lambda can return, so it was not sent; "
+        f"reference {reference}."
+    )
+    return error_answer(500, ErrorCode.INTERNAL_ERROR, message, post=post)
+
+
 @traced_handler
 def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     invocation_started(context)  # every line it logs carries its request id
     try:
-        return _serve(event, context)
+        return _sendable(_serve(event, context), context)
     except Exception as error:  # the last line of defence: Median gets JSON, never a Lambda error
         reference = getattr(context, "aws_request_id", None) or os.urandom(16).hex()
         observability.logger.error(
@@ -237,6 +274,7 @@ def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         explain_locally("The request", reference, error, authors_frames_only=False)
         return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)
     finally:
+        time_limits.lift_all()  # none outlasts its invocation, whatever ended it
         flush_metrics()
 
 

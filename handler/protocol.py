@@ -34,6 +34,12 @@ MAX_RESPONSE_BYTES = 6_291_556
 # A 422 lists at most this many problems in `details`; `omitted` counts the rest. A 1 MiB
 # body of unknown fields is ~95,000 problems, ~6.7 MB of details.
 MAX_INPUT_ERROR_DETAILS = 100
+# ... and quotes a field's name to at most this many characters, then "…": a name of the tool's own
+# is never longer (the name rule), and an unknown one of any length cannot push the 422 past Lambda's limit.
+MAX_QUOTED_FIELD_CHARS = 64
+# A message that lists an author's problems (GET's invalid_manifest) quotes at most this many
+# characters of them; the log has them all.
+MAX_QUOTED_PROBLEMS_CHARS = 20_000
 # The deepest a POST body may nest objects and arrays, its own object counting as one; deeper is
 # 400 `bad_request`. Every step after the parser (validation, the call's identity, Powertools'
 # copy of its payload, the recorded answer, a tool's own json.dumps or deepcopy) recurses once

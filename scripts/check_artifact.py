@@ -5,8 +5,11 @@
 It fails (exit 1, one line per problem) unless the artifact holds handler/ and tools/ and
 the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts into it,
 every compiled module is built for the template's architecture and CPython 3.13, and
-nothing of the workspace (tests, virtualenv, caches, the dev server,
-tools/settings.local.toml) came along. It prints the size either way.
+nothing of the workspace (tests, virtualenv, caches, the dev server) came along. Nothing
+local may be anywhere in it (tools/settings.local.toml, an editor's backup or swap file of
+any file, a dotfile), and handler/ and tools/ hold only what the build copies by its rules
+(scripts/artifact_sources.py: Python modules, tools/settings.toml, the scaffold's templates
+and what pyproject.toml's [tool.median.artifact] include names). It prints the size either way.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import json
 import re
 import sys
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from handler.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE
 from scripts.lock import locked_artifact_versions
 from scripts.sam_settings import lambda_architecture, wheel_machine
 
@@ -31,10 +35,8 @@ REQUIRED = ("handler/app.py", "tools/__init__.py", "handler/manifest.json", "han
 # The workspace's own directories: none belongs in the function.
 WORKSPACE_ONLY = ("tests", ".venv", "devserver", "events", "scripts", ".aws-sam", ".git")
 CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")
-# A machine's own configuration values (docs/configuration.md), and the copies an editor leaves
-# beside them (settings.local.toml~, .settings.local.toml.swp, #settings.local.toml#): a deployed
-# function ignores them, but they may hold a developer's dummy secrets or internal URLs, and never ship.
-LOCAL_ONLY_FILES = ("*settings.local*",)
+# What the build writes into handler/ itself, besides what it copies (handler/protocol.py names each).
+BUILT_FILES = tuple(f"handler/{name}" for name in (PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE))
 PYTHON_TAG = "cpython-313"
 # ELF e_machine values: what a shared object was compiled for.
 ELF_MACHINES = {183: "aarch64", 62: "x86_64"}
@@ -139,11 +141,7 @@ def stray_problems(artifact: Path) -> list[str]:
     problems = [f"{name}/ is in the artifact" for name in WORKSPACE_ONLY if (artifact / name).exists()]
     # The dev server's own, stricter look: its files anywhere, and anything naming the inspector's route.
     problems += [f"{part} is part of the local dev server" for part in dev_server_parts_in(artifact)]
-    problems += [
-        f"{path.relative_to(artifact)} is in the artifact: a machine's local values, which the build must leave behind"
-        for name in LOCAL_ONLY_FILES
-        for path in artifact.rglob(name)
-    ]
+    problems += local_problems(artifact)
     for cache in CACHES:
         problems += [f"{path.relative_to(artifact)} is in the artifact" for path in artifact.rglob(cache)]
     # Bytecode the runtime's Python made (scripts/compile_artifact.py) spares every cold start a
@@ -153,6 +151,41 @@ def stray_problems(artifact: Path) -> list[str]:
         for path in artifact.rglob("*.pyc")
         if f".{PYTHON_TAG}." not in path.name
     ]
+    return problems
+
+
+def local_problems(artifact: Path, included: tuple[str, ...] | None = None) -> list[str]:
+    """A machine's or an editor's file anywhere in the artifact; in handler/ or tools/, what the build would not copy.
+
+    A machine's own configuration values (docs/configuration.md) are ignored by a deployed
+    function, but they may hold a developer's dummy secrets or internal URLs; an editor's backup
+    of them holds the same. None ships.
+    """
+    from scripts.artifact_sources import PACKAGES, belongs, included_patterns, is_local
+
+    patterns = included_patterns() if included is None else included
+    problems = []
+    for path in sorted(artifact.rglob("*")):
+        relative = PurePosixPath(path.relative_to(artifact).as_posix())
+        if relative.parts[0] in WORKSPACE_ONLY:
+            continue  # named once already, as the workspace's
+        if is_local(relative):
+            if not is_local(relative.parent):  # a local folder is named once, not with each file in it
+                problems.append(
+                    f"{relative} is in the artifact: a machine's local values or an editor's copy of a file, which "
+                    "the build must leave behind"
+                )
+        elif (
+            path.is_file()
+            and relative.parts[0] in PACKAGES
+            and "__pycache__" not in relative.parts
+            and relative.as_posix() not in BUILT_FILES
+            and not belongs(relative, patterns)
+        ):
+            problems.append(
+                f"{relative} is in the artifact, but the build copies only Python modules and the data files it "
+                "names (scripts/artifact_sources.py)"
+            )
     return problems
 
 

@@ -3,7 +3,8 @@
     .venv/bin/python -m scripts.remove_example_blocks
 
 An example tool on a real backend (tools/returns.py) needs a table, a policy and a variable in
-template.yaml, and values in tools/settings.toml. Each such block sits between two lines,
+template.yaml, values in tools/settings.toml, and its table named in the pipeline's roles
+(pipeline/oidc-role.yaml). Each such block sits between two lines,
 `# >>> example: <name>` and `# <<< example: <name>`, which this deletes with everything
 between them, in every file it names. Deleting them by hand is the same. Run again, it finds
 nothing and changes nothing. An opened block that is not closed (or the reverse) fails with
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = ("template.yaml", "tools/settings.toml")
+FILES = ("template.yaml", "tools/settings.toml", "pipeline/oidc-role.yaml")
 _OPENS = re.compile(r"^\s*# >>> example: (?P<name>[\w-]+)")
 _CLOSES = re.compile(r"^\s*# <<< example: (?P<name>[\w-]+)")
 

@@ -18,14 +18,13 @@ from hypothesis import HealthCheck, settings
 from handler.protocol import SIGNATURE_HEADER, TOOLS_PACKAGE_ENV
 from handler.request.signature import sign
 from handler.runtime.env import forget_settings
-from handler.testing import TEST_KEY, MedianTestClient
+from handler.testing import TEST_KEY, MedianAWS, MedianTestClient
 from tests.scratch_tools import EMPTY_TOOLS, SAMPLE_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from handler.authoring.registry import Registry
-    from handler.testing import TestAnswer
     from tests.scratch_tools import ScratchTools
 
     # The make_event fixture: build_event itself.
@@ -94,8 +93,12 @@ def _framework_tests_run_as_a_fresh_clone(request: pytest.FixtureRequest, monkey
 
 @pytest.fixture
 def client() -> MedianTestClient:
-    """Signs requests with the protocol's test key and serves it to the handler as the dev key."""
-    return MedianTestClient(TEST_KEY)
+    """Signs requests with the protocol's test key and serves it to the handler as the dev key.
+
+    It sends no callId unless a test names one (`call_ids=False`): the framework's tests of what a
+    callId changes name theirs. A user's `MedianTestClient()` sends a fresh one per call, as Median does.
+    """
+    return MedianTestClient(TEST_KEY, call_ids=False)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -155,31 +158,25 @@ def build_event(
     return event
 
 
-@pytest.fixture(scope="session")
-def moto_endpoint(median_aws_endpoint: str) -> str:
-    """moto's server on a free loopback port, shared by the session: AWS over real HTTP, with boto3 pointed at it.
+@pytest.fixture
+def moto_endpoint(median_aws_endpoint: str) -> Iterator[str]:
+    """moto's server (the session's one, `median_aws_endpoint`), with boto3 pointed at it for this test alone.
 
-    The one `median_aws` (handler/testing/pytest_plugin.py) gives a tool's tests: one server, fake credentials.
+    What `median_aws` (handler/testing/pytest_plugin.py) gives a tool's tests, but not emptied first: the
+    framework's tests name what they make uniquely, and share the session's key secret. Without this or
+    `median_aws`, a test's boto3 reaches no AWS at all. A fixture of larger scope uses `median_aws_endpoint`.
     """
-    return median_aws_endpoint
+    from handler.testing.pytest_plugin import point_boto3_at
+
+    with pytest.MonkeyPatch.context() as environment:
+        point_boto3_at(median_aws_endpoint, environment)
+        yield median_aws_endpoint
 
 
 @pytest.fixture
 def idempotency_table(moto_endpoint: str, clean_env: pytest.MonkeyPatch) -> str:
     """A fresh table shaped as template.yaml makes it (key `id`, TTL `expiration`), named in IDEMPOTENCY_TABLE."""
-    import boto3
-
-    dynamodb = boto3.client("dynamodb", endpoint_url=moto_endpoint)
-    name = f"idempotency-{uuid.uuid4().hex[:12]}"
-    dynamodb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    dynamodb.update_time_to_live(
-        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"}
-    )
+    name = MedianAWS(moto_endpoint).create_idempotency_table(f"idempotency-{uuid.uuid4().hex[:12]}")
     clean_env.setenv("IDEMPOTENCY_TABLE", name)
     return name
 
@@ -208,13 +205,10 @@ def configuration(request: pytest.FixtureRequest) -> str:
 
 
 class CallingAsMedian(MedianTestClient):
-    """A test client whose every call carries a callId of its own, as Median sends it, unless the test names one."""
+    """A test client whose every call carries a callId of its own, as Median sends it, unless the test names one:
+    MedianTestClient's own default, named for the POST suites that say so."""
 
     __test__ = False
-
-    def call(self, tool: str, tool_input: dict[str, Any] | None = None, **members: Any) -> TestAnswer:
-        members.setdefault("callId", f"call_{uuid.uuid4().hex}")
-        return super().call(tool, tool_input, **members)
 
 
 @pytest.fixture

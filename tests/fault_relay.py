@@ -9,6 +9,10 @@ client at `relay.endpoint` (for the handler: `AWS_ENDPOINT_URL_<SERVICE>`), then
 - `Fault.STALL`: requests are taken in and never answered: a read timeout. New connections
   are accepted but never read, so a retry stalls too. A request held so is sent on when the
   stall lifts, as a congested network may deliver it late, even after its client gave up.
+- `Fault.TRICKLE`: requests reach the service, and its answer comes back a byte at a time,
+  `relay.trickle(every_seconds=...)` apart (a byte a second by default): every wait for bytes is
+  short, so a client's read timeout never fires, and the whole answer takes as long as the
+  relay likes. A server or middlebox that sends slowly, on purpose or not.
 - `Fault.SWALLOW`: requests are read and lost: never answered, never delivered. A read
   timeout whose request surely did not reach the service.
 - `Fault.DROP`: the connection is closed cleanly before the request reaches the service:
@@ -56,6 +60,7 @@ class Fault(enum.Enum):
     NONE = "none"
     STALL = "stall"
     SWALLOW = "swallow"
+    TRICKLE = "trickle"
     DROP = "drop"
     RESET = "reset"
     DROP_AFTER_REQUEST = "drop_after_request"
@@ -130,6 +135,7 @@ class FaultRelay:
             400, "ThrottlingException", "Rate of requests exceeds the allowed throughput."
         )
         self._faults_left: int | None = None  # with fail(times=n): requests still to meet the fault
+        self.trickle_seconds = 1.0  # Fault.TRICKLE: the wait between two bytes of an answer
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._connections: set[socket.socket] = set()
@@ -148,6 +154,11 @@ class FaultRelay:
         with self._lock:
             self._faults_left = times
             self.fault = fault
+
+    def trickle(self, every_seconds: float = 1.0, *, times: int | None = None) -> None:
+        """Answers come back a byte every `every_seconds` (Fault.TRICKLE): all from now on, or the next `times`."""
+        self.trickle_seconds = every_seconds
+        self.fail(Fault.TRICKLE, times=times)
 
     def answer_with_error(self, code: str, message: str, *, status: int = 400, times: int | None = None) -> None:
         """Answer requests with an AWS error, e.g. ("AccessDeniedException", "User: ... is not authorized ...")."""
@@ -190,11 +201,14 @@ class FaultRelay:
         self._track(client, upstream)
         answering = threading.Event()  # set while an answer may flow back to the client
         answering.set()
-        back = threading.Thread(target=self._pump_back, args=(upstream, client, answering), daemon=True)
+        trickling = threading.Event()  # set once a request met Fault.TRICKLE: its answer comes back slowly
+        back = threading.Thread(target=self._pump_back, args=(upstream, client, answering, trickling), daemon=True)
         back.start()
-        self._pump_forward(client, upstream, answering)
+        self._pump_forward(client, upstream, answering, trickling)
 
-    def _pump_forward(self, client: socket.socket, upstream: socket.socket, answering: threading.Event) -> None:
+    def _pump_forward(
+        self, client: socket.socket, upstream: socket.socket, answering: threading.Event, trickling: threading.Event
+    ) -> None:
         try:
             client.settimeout(_POLL_SECONDS)
         except OSError:  # closed already, by the other pump or by close()
@@ -211,13 +225,19 @@ class FaultRelay:
                 continue
             except OSError:
                 break
-            if not data or not all(self._relay(request, client, upstream, answering) for request in framer.feed(data)):
+            requests = framer.feed(data)
+            if not data or not all(self._relay(each, client, upstream, answering, trickling) for each in requests):
                 break
         _close(upstream)
         _close(client)
 
     def _relay(
-        self, request: bytes, client: socket.socket, upstream: socket.socket, answering: threading.Event
+        self,
+        request: bytes,
+        client: socket.socket,
+        upstream: socket.socket,
+        answering: threading.Event,
+        trickling: threading.Event,
     ) -> bool:
         """Act on one whole request as the fault says; False when the connection is done for."""
         fault = self._fault_for_next_request()
@@ -240,6 +260,8 @@ class FaultRelay:
             return True
         if fault is Fault.DROP_AFTER_REQUEST:
             answering.clear()  # the service's answer, when it comes, closes the line instead
+        if fault is Fault.TRICKLE:
+            trickling.set()
         with self._lock:
             self.requests += 1
         try:
@@ -248,7 +270,9 @@ class FaultRelay:
             return False
         return True
 
-    def _pump_back(self, upstream: socket.socket, client: socket.socket, answering: threading.Event) -> None:
+    def _pump_back(
+        self, upstream: socket.socket, client: socket.socket, answering: threading.Event, trickling: threading.Event
+    ) -> None:
         try:
             upstream.settimeout(_POLL_SECONDS)
         except OSError:  # closed already, by the other pump or by close()
@@ -266,11 +290,26 @@ class FaultRelay:
                 break  # the service acted on the request; its answer is lost with the line
             if self.fault is Fault.STALL:
                 continue  # the answer is held back for good
+            if trickling.is_set():
+                if not self._send_slowly(client, data):
+                    break
+                continue
             try:
                 client.sendall(data)
             except OSError:
                 break
         _close(client)
+
+    def _send_slowly(self, client: socket.socket, data: bytes) -> bool:
+        """Send `data` a byte every `trickle_seconds`; False when the line is gone or the relay closed."""
+        for index in range(len(data)):
+            try:
+                client.sendall(data[index : index + 1])
+            except OSError:
+                return False
+            if self._closed.wait(self.trickle_seconds):
+                return False
+        return True
 
     def close(self) -> None:
         self._closed.set()

@@ -7,7 +7,8 @@ Like FastMCP's `Depends()`: the default marks the parameter as the framework's t
 the tool's schema never shows it. Each value is cached per container with the Median key's
 outage behaviour (handler/key/source.py, `KeptReads`): kept for `cache_seconds`; at most one read per
 MIN_REFRESH_SECONDS whatever happens, a failed read remembered for that long; a good value
-kept through failed reads for STALE_IF_ERROR_SECONDS past its lifetime.
+kept through failed reads for STALE_IF_ERROR_SECONDS past its lifetime. Each lifetime declared
+for a value has its entry: two tools reading one secret for 0 and 300 s each get theirs.
 
 Read through the AWS Parameters and Secrets Lambda Extension when it is on (its port is set),
 so a call that needs a secret imports no boto3 for it; through boto3 when it is off or gives
@@ -93,7 +94,10 @@ class Dependency:
         raise NotImplementedError
 
     def cache_key(self, name: str) -> str:
-        return f"{self.kind}:{name}"
+        """The entry its value is kept in: one per value and lifetime, so that each tool reading one
+        value keeps it for the lifetime it declared (a tool asking for 0 s never gets what another
+        keeps for 300 s)."""
+        return f"{self.kind}:{name}@{float(self.cache_seconds)!r}"
 
     def value(self) -> str:
         """This container's value; raises SecretUnavailable with the cause."""
@@ -109,6 +113,9 @@ class Dependency:
 
 class SecretSource(Dependency):
     """A secret in AWS Secrets Manager: its SecretString, or with `field`, one member of its JSON object.
+
+    The JSON is read as strictly as a request body (handler/runtime/strict_json.py), and a number
+    member is given as written: `"port": 5432` is "5432", `1e2` is "1e2", never "100.0".
 
         token: str = Secret("median-tools/carrier-token")
         token: str = Secret(setting="CARRIER_TOKEN_SECRET")  # its name from the tool's configuration
@@ -143,18 +150,33 @@ class SecretSource(Dependency):
             raise SecretUnavailable(f"secret {name!r} holds binary data (SecretBinary), not a SecretString")
         if self.field is None:
             return text
+        return self._member(name, text)
+
+    def _member(self, name: str, text: str) -> str:
+        """The `field` member of the secret's JSON object, read as a request body is; a number as it is written.
+
+        The causes name the secret and the rule, never the value (the parser's own words quote none).
+        """
+        from handler.runtime.strict_json import loads_as_written
+
         try:
-            document = json.loads(text)
-        except ValueError:
-            document = None
+            document = loads_as_written(text)
+        except json.JSONDecodeError as error:
+            raise SecretUnavailable(
+                f"secret {name!r} is not valid JSON (line {error.lineno}, column {error.colno}), "
+                f"so it has no {self.field!r} member"
+            ) from None
+        except ValueError as refused:
+            raise SecretUnavailable(f"secret {name!r} is not JSON this endpoint accepts: {refused}") from None
         member = document.get(self.field) if isinstance(document, dict) else None
-        if not isinstance(member, str | int | float) or isinstance(member, bool):
+        if not isinstance(member, str):  # a number is a NumberText: its text as written
             raise SecretUnavailable(f"secret {name!r} is not a JSON object with a text or number {self.field!r} member")
         return str(member)
 
     def cache_key(self, name: str) -> str:
-        # Per secret and field: two fields of one secret are two values.
-        return f"secret:{name}" if self.field is None else f"secret:{name}#{self.field}"
+        # Per secret, field and lifetime: two fields of one secret are two values.
+        whole = super().cache_key(name)
+        return whole if self.field is None else f"{whole}#{self.field}"
 
 
 class ParameterSource(Dependency):
@@ -213,11 +235,9 @@ def forget_secrets() -> None:
 def _client(service: str) -> Any:
     client = _clients.get(service)
     if client is None:
-        import boto3
+        from handler.runtime.aws_clients import bounded_client
 
-        from handler.runtime.aws_clients import bounded_config
-
-        client = _clients[service] = boto3.client(service, config=bounded_config())  # type: ignore[call-overload]
+        client = _clients[service] = bounded_client(service)
     return client
 
 

@@ -8,33 +8,24 @@ thread left behind would run on into the next invocation. Signal handlers run on
 main thread, which is where Lambda calls the handler; elsewhere (a threaded server, a test
 calling from a thread), or when something else owns SIGALRM, the tool runs in a worker
 thread instead and is abandoned, still running, when its time is up.
+
+The timer is the process's one (handler/runtime/time_limits.py), shared with the limits armed
+inside a tool's: its AWS calls', and, with `interrupt_after`, the time by which its own outbound
+calls must have ended, past which a sync tool's network calls (an HTTP or AWS client, a socket;
+never its own code) are interrupted with `OutboundTimeUp`, a TimeoutError its HTTP library
+reports as its own timeout.
 """
 
 from __future__ import annotations
 
-import signal
 import threading
+from contextvars import copy_context
 from typing import TYPE_CHECKING, Any
+
+from handler.runtime import time_limits
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import FrameType
-
-_HAS_ITIMER = hasattr(signal, "setitimer")  # not on Windows, where `make serve` may run
-# The handler now in place, checked before every tool run. signal.getsignal converts it to a
-# `Handlers` enum member, which for a function (ours) means raising and catching a ValueError
-# whose message holds the function's repr. The C function it wraps, CPython's private
-# `_signal.getsignal`, answers the same, the handlers as they were installed (SIG_DFL as the
-# int 0, which `== signal.SIG_DFL`); the public one where it is missing. It stays because it
-# holds up two of make bench's targets (bench/README.md, "Simple where a microsecond is all it
-# buys"): with the public one, "warm POST" went 4.93x -> 5.49x its floor (target 5x) and "warm
-# POST against the peer's" 0.93x -> 1.01x (target 1.0x); the check alone costs 0.37x the floor.
-try:
-    from _signal import getsignal as _installed_handler  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - every CPython has it; another Python may not
-    _installed_handler = signal.getsignal
-_MAIN_THREAD_ID = threading.main_thread().ident
-_armed = False
 
 
 class ToolTimedOut(Exception):
@@ -45,56 +36,62 @@ class _DeadlinePassed(BaseException):
     """Raised inside the tool by the alarm: a BaseException, so a tool's `except Exception` cannot swallow it."""
 
 
-def _on_alarm(signum: int, frame: FrameType | None) -> None:
-    # A signal already on its way when the timer was disarmed arrives here with _armed False.
-    if _armed:
-        raise _DeadlinePassed
+class OutboundTimeUp(TimeoutError):
+    """Raised in a sync tool's blocking I/O once the time for its outbound calls is up.
+
+    A TimeoutError, as a socket's own timeout is: httpx reports it as httpx.ReadTimeout (or
+    ConnectTimeout), requests and urllib3 as their read timeouts, urllib as the TimeoutError it
+    is, so the tool's `except` for its library's errors turns it into its own ToolError.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("the time this call had for its outbound calls is up")
 
 
-def _alarm_usable() -> bool:
-    if not _HAS_ITIMER or threading.get_ident() != _MAIN_THREAD_ID:
-        return False
-    current = _installed_handler(signal.SIGALRM)
-    if current is _on_alarm:
-        return True
-    if current == signal.SIG_DFL:
-        # Installed once and left in place: signal.signal costs more than the rest put together.
-        signal.signal(signal.SIGALRM, _on_alarm)
-        return True
-    return False  # the tool's own code uses SIGALRM: leave it alone
+def call_within(
+    seconds: float, function: Callable[..., Any], kwargs: dict[str, Any], interrupt_after: float | None = None
+) -> Any:
+    """function(**kwargs), or ToolTimedOut once `seconds` have passed. Exceptions of the function propagate.
 
-
-def call_within(seconds: float, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """function(**kwargs), or ToolTimedOut once `seconds` have passed. Exceptions of the function propagate."""
+    With `interrupt_after`, OutboundTimeUp is raised in its network calls after that many
+    seconds, and again every time_limits.REPEAT_SECONDS until it returns (on the main thread
+    only: see above).
+    """
     if seconds <= 0:
         raise ToolTimedOut
-    if _alarm_usable():
-        return _with_alarm(seconds, function, kwargs)
+    if time_limits.usable():
+        return _with_alarm(seconds, function, kwargs, interrupt_after)
     return in_worker_thread(seconds, function, kwargs)
 
 
-def _with_alarm(seconds: float, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    global _armed
+def _with_alarm(
+    seconds: float, function: Callable[..., Any], kwargs: dict[str, Any], interrupt_after: float | None
+) -> Any:
+    # Lifted by depth, not by the Limits pushed: the alarm may come before the push returns.
+    armed = time_limits.depth()
     try:
-        _armed = True
-        signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
+            time_limits.push_stop_and_interrupt(seconds, _DeadlinePassed, interrupt_after, OutboundTimeUp)
             return function(**kwargs)
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            _armed = False
+            time_limits.lift_to(armed)
     except _DeadlinePassed:
-        _armed = False
+        time_limits.lift_to(armed)  # raised before the lift above could run
         raise ToolTimedOut from None
 
 
 def in_worker_thread(seconds: float | None, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """function(**kwargs) in a thread of its own, left behind with ToolTimedOut after `seconds` (None: waited for)."""
+    """function(**kwargs) in a thread of its own, left behind with ToolTimedOut after `seconds` (None: waited for).
+
+    It runs in a copy of the caller's context: what the call set in a ContextVar (the time its
+    outbound calls must end by) holds in the thread too.
+    """
     outcome: list[tuple[bool, Any]] = []
+    context = copy_context()
 
     def work() -> None:
         try:
-            outcome.append((True, function(**kwargs)))
+            outcome.append((True, context.run(function, **kwargs)))
         except BaseException as error:  # handed to the caller's thread, which decides what it means
             outcome.append((False, error))
 

@@ -14,12 +14,13 @@ from pydantic import BaseModel, ValidationError
 
 from handler.authoring.api import ToolContext, ToolError
 from handler.authoring.registry import ToolLoadError, load_tools
-from handler.calls.deadline import ToolTimedOut, call_within
+from handler.calls.deadline import OutboundTimeUp, ToolTimedOut, call_within
 from handler.calls.idempotency import applies, at_most_once
-from handler.calls.whole_numbers import WholeFloat, whole_floats_as_integers
+from handler.calls.whole_numbers import WholeFloat, as_identified, whole_floats_as_integers
 from handler.protocol import (
     MAX_INPUT_ERROR_DETAILS,
     MAX_NESTING_DEPTH,
+    MAX_QUOTED_FIELD_CHARS,
     MAX_RESPONSE_BYTES,
     OP_CALL,
     OP_DIAGNOSTICS,
@@ -28,10 +29,12 @@ from handler.protocol import (
     TOOL_TIME_MARGIN_SECONDS,
     ErrorCode,
 )
-from handler.request.responses import Answer, error_body, fits_in_a_response, holds_lone_surrogate, ok_body, to_json
-from handler.runtime.aws_clients import STORE_CALL, longest_call_seconds
+from handler.request.responses import Answer, body_fits, error_body, holds_lone_surrogate, ok_body, to_json
+from handler.runtime.aws_clients import STORE_CALL, TOOL_MARGIN_SECONDS, is_aws_call_timed_out, longest_call_seconds
 from handler.runtime.env import running_in_deployed_lambda
 from handler.runtime.observability import Metric, logger, record_no_tool_can_run, record_tool_run, tool_segment
+from handler.runtime.strict_json import TOO_DEEP, nests_deeper_than, object_without_duplicates, refuse_constant
+from handler.runtime.time_limits import OUTBOUND_DEADLINE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -57,10 +60,6 @@ class Refusal(Exception):
         self.answer = Answer(status, error_body(code, message, post=True, details=details, omitted=omitted))
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _finite_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
@@ -69,42 +68,16 @@ def _finite_float(text: str) -> float:
     return WholeFloat(value, text) if value.is_integer() else value
 
 
-def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # Two parsers that keep different copies of a repeated key can be made to disagree.
-    document = dict(pairs)
-    if len(document) != len(pairs):
-        raise ValueError("an object repeats a key")
-    return document
-
-
 # Built once: json.loads with hooks builds a decoder and its scanner on every call, ~1.5 us
 # of a warm POST. A decoder keeps no state between documents.
+# The rules (no constants, no repeated member, bounded nesting) are handler/runtime/strict_json.py's,
+# which a tool's JSON secret and the Median key's are read by too; a number here keeps what the
+# tool's schema makes of it (_finite_float), where a secret's is given as written.
 _STRICT_DECODER = json.JSONDecoder(
-    parse_constant=_refuse_constant,
+    parse_constant=refuse_constant,
     parse_float=_finite_float,
-    object_pairs_hook=_object_without_duplicates,
+    object_pairs_hook=object_without_duplicates,
 )
-
-
-_TOO_DEEP = f"it nests objects and arrays more than {MAX_NESTING_DEPTH} deep"
-
-
-def nests_deeper_than(document: Any, limit: int) -> bool:
-    """Whether objects and arrays nest more than `limit` deep in `document`, itself counting as one.
-
-    A loop over one level at a time, not a recursion: the document may be as deep as the parser's limit.
-    """
-    level = [document]
-    for _ in range(limit):
-        deeper: list[Any] = []
-        for container in level:
-            for value in container.values() if isinstance(container, dict) else container:
-                if isinstance(value, (dict, list)):
-                    deeper.append(value)
-        if not deeper:
-            return False
-        level = deeper
-    return True
 
 
 def _may_nest_deeper_than(body: bytes, limit: int) -> bool:
@@ -125,12 +98,12 @@ def parse_body(body: bytes) -> dict[str, Any]:
             400, ErrorCode.BAD_REQUEST, f"The body is not valid JSON (line {error.lineno}, column {error.colno})."
         ) from None
     except (ValueError, RecursionError) as error:
-        reason = _TOO_DEEP if isinstance(error, RecursionError) else str(error)
+        reason = TOO_DEEP if isinstance(error, RecursionError) else str(error)
         raise Refusal(400, ErrorCode.BAD_REQUEST, f"The body is not JSON this endpoint accepts: {reason}.") from None
     if not isinstance(document, dict):
         raise Refusal(400, ErrorCode.BAD_REQUEST, "The body must be a JSON object.")
     if _may_nest_deeper_than(body, MAX_NESTING_DEPTH) and nests_deeper_than(document, MAX_NESTING_DEPTH):
-        raise Refusal(400, ErrorCode.BAD_REQUEST, f"The body is not JSON this endpoint accepts: {_TOO_DEEP}.")
+        raise Refusal(400, ErrorCode.BAD_REQUEST, f"The body is not JSON this endpoint accepts: {TOO_DEEP}.")
     return document
 
 
@@ -145,12 +118,16 @@ def _check_version(document: dict[str, Any]) -> None:
         )
 
 
+def _quoted_field(error: Mapping[str, Any]) -> str:
+    # An unknown field's name is the caller's, of any length: quoted to the longest a field of the
+    # tool's own may have, so that a 422 fits in a response whatever names it lists.
+    field = ".".join(str(part) for part in error["loc"]) or "input"
+    return field if len(field) <= MAX_QUOTED_FIELD_CHARS else field[:MAX_QUOTED_FIELD_CHARS] + "…"
+
+
 def _invalid_input(errors: Sequence[Mapping[str, Any]]) -> Refusal:
     # Capped: the problems of a 1 MiB body of unknown fields would make an answer over Lambda's limit.
-    details = [
-        {"field": ".".join(str(part) for part in error["loc"]) or "input", "message": error["msg"]}
-        for error in errors[:MAX_INPUT_ERROR_DETAILS]
-    ]
+    details = [{"field": _quoted_field(error), "message": error["msg"]} for error in errors[:MAX_INPUT_ERROR_DETAILS]]
     omitted = max(0, len(errors) - MAX_INPUT_ERROR_DETAILS)
     fields = ", ".join(sorted({detail["field"] for detail in details}))
     more = f" ({len(errors):,} problems; the first {len(details)} are listed)" if omitted else ""
@@ -235,10 +212,12 @@ def _too_large(what: str, serialized: str, ctx: ToolContext) -> Answer:
     )
 
 
-def _timed_out(what: str, ctx: ToolContext) -> Answer:
+def _timed_out(what: str, ctx: ToolContext, raised: BaseException | None = None) -> Answer:
     reference = ctx.reference
     # The answer's reference is all the caller has: the log line must carry it to be found by it.
-    logger.error(f"{what} timed out", extra={"call_id": ctx.call_id, "reference": reference})
+    # What the tool raised once its outbound calls were cut short is named by its type, never its text.
+    raised_type = {"error_type": type(raised).__name__} if raised is not None else {}
+    logger.error(f"{what} timed out", extra={"call_id": ctx.call_id, "reference": reference, **raised_type})
     return Answer(
         504,
         error_body(
@@ -252,15 +231,55 @@ def _timed_out(what: str, ctx: ToolContext) -> Answer:
 
 
 def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext, is_async: bool) -> Any:
-    remaining = ctx.remaining_seconds()
-    if is_async:
-        # Imported here: asyncio would cost every cold POST, sync tools' included, ~10-35 ms.
-        from handler.calls.event_loop import await_within
+    """The tool's result within its time; its outbound calls end TOOL_MARGIN_SECONDS before that, as a whole.
 
-        return await_within(remaining, function, kwargs)
+    Whatever library a tool calls out with, a step's timeout does not bound a call (a server
+    that trickles its answer never meets one): the calls the tool has under way when that time
+    is up are cut short with its library's own error (handler/runtime/time_limits.py), which the
+    tool turns into its own ToolError with the margin it has left.
+    """
+    remaining = ctx.remaining_seconds()
     if remaining is None:
+        if is_async:
+            from handler.calls.event_loop import await_within
+
+            return await_within(None, function, kwargs)
         return function(**kwargs)
-    return call_within(remaining, function, kwargs)
+    outbound_seconds = remaining - TOOL_MARGIN_SECONDS
+    token = OUTBOUND_DEADLINE.set(time.monotonic() + outbound_seconds)
+    cut: list[bool] = []  # an async tool's connections, cut at that time
+    try:
+        if is_async:
+            # Imported here: asyncio would cost every cold POST, sync tools' included, ~10-35 ms.
+            from handler.calls.event_loop import await_within
+
+            return await_within(remaining, function, kwargs, cut_after=outbound_seconds, cut=cut)
+        return call_within(remaining, function, kwargs, interrupt_after=outbound_seconds)
+    except (ToolError, ToolTimedOut):
+        raise
+    except Exception as error:
+        if cut or _cut_short(error):
+            raise _CutShort from error
+        raise
+    finally:
+        OUTBOUND_DEADLINE.reset(token)
+
+
+class _CutShort(Exception):
+    """The tool raised what an outbound call cut short at its time raised: its `__cause__`."""
+
+
+def _cut_short(error: BaseException) -> bool:
+    """Whether `error` came of an outbound call cut short at its time: its own, or one it led to (each library
+    raises its own error `from` the one it met)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, OutboundTimeUp) or is_aws_call_timed_out(cause):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _run(
@@ -280,6 +299,8 @@ def _run(
             "ok": False,
             "error": {"code": ErrorCode.TOOL_ERROR, "message": declined.message},
         }
+    except _CutShort as cut_short:  # a call cut short at its time, its error not caught: its work is in doubt
+        return _timed_out(what, ctx, cut_short.__cause__)
     except Exception as error:
         return _crashed(what, error, ctx)
     else:
@@ -290,7 +311,7 @@ def _run(
         serialized = to_json(body)
     except (TypeError, ValueError, RecursionError) as error:  # RecursionError: nested too deep to serialise
         return _crashed(f"{what} (its return value is not JSON)", error, ctx, returned=True)
-    if not fits_in_a_response(serialized):
+    if not body_fits(serialized):
         return _too_large(what, serialized, ctx)
     return Answer(200, body, serialized)
 
@@ -522,7 +543,9 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
         if applies(call_id, tool.idempotent):
             ctx = _kept_for_the_table(ctx)
             args = _validated_in_time(tool, raw_input, ctx, kept_before_tool=STORE_CALL_SECONDS)
-            return at_most_once(tool.name, raw_input, ctx, lambda: run_tool(tool, args, ctx))
+            # The input as the tool gets it, where its JSON alone would not tell (handler/calls/whole_numbers.py).
+            identified = as_identified(tool.input_model, raw_input)
+            return at_most_once(tool.name, identified, ctx, lambda: run_tool(tool, args, ctx))
         args = _validated_in_time(tool, raw_input, ctx, kept_before_tool=0.0)
         return run_tool(tool, args, ctx)
     except Refusal as refusal:

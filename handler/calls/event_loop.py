@@ -18,12 +18,25 @@ tool that goes on regardless, by blocking the loop with sync code or by catching
 CancelledError, is stopped ASYNC_CANCEL_GRACE_SECONDS later as a sync tool is (SIGALRM, or a
 worker thread left behind); the loop it was stopped in is then set aside, and the next async call
 starts a fresh one.
+
+Before that, with `cut_after`, the connections the tool opened in this call are cut (aborted) once
+the time for its outbound calls is up: a request waiting on a server that trickles its
+answer a byte at a time never meets its read timeout, and cancelling the tool would hand it a
+CancelledError no tool catches. Cut, the request fails as a lost connection (httpx's
+RemoteProtocolError or ReadError, aiohttp's ServerDisconnectedError: each library's own error),
+which the tool catches and turns into its own ToolError with the time it has left. A connection
+kept from an earlier call (a client kept between calls reuses one) is not cut: it may be another
+tool's, idle, and a request on it is bounded by the tool's own `asyncio.timeout(...)`
+(docs/your-own-systems.md). The loop knows the connections because it opened them:
+`create_connection`, which httpx (through anyio), aiohttp and asyncio's streams all call, is
+extended here, through asyncio's public API for a loop of one's own (asyncio.Runner's loop_factory).
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from contextvars import copy_context
 from typing import TYPE_CHECKING, Any
 
@@ -39,9 +52,33 @@ class _CancelledInTime(ToolTimedOut):
     """The tool was cancelled at its deadline, or never started: its loop is as sound as it was."""
 
 
+class _ToolLoop(asyncio.SelectorEventLoop):
+    """The container's loop: asyncio's own, keeping a weak hold on the connections the call now running opens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: weakref.WeakSet[asyncio.BaseTransport] = weakref.WeakSet()
+
+    async def create_connection(self, *args: Any, **kwargs: Any) -> Any:
+        transport, protocol = await super().create_connection(*args, **kwargs)
+        self.opened.add(transport)
+        return transport, protocol
+
+    async def create_unix_connection(self, *args: Any, **kwargs: Any) -> Any:
+        transport, protocol = await super().create_unix_connection(*args, **kwargs)  # type: ignore[misc,unused-ignore]
+        self.opened.add(transport)
+        return transport, protocol
+
+    def cut_connections(self) -> None:
+        """Abort each connection the running call opened that is still open: what waits on it fails."""
+        for transport in list(self.opened):
+            if not transport.is_closing():
+                transport.abort()  # type: ignore[attr-defined]
+
+
 class _ContainerLoop:
     def __init__(self) -> None:
-        self.runner = asyncio.Runner()
+        self.runner = asyncio.Runner(loop_factory=_ToolLoop)
         # One call on the loop at a time: Lambda sends one; a threaded server's threads take turns.
         self.turn = threading.Lock()
 
@@ -77,16 +114,28 @@ def _unreported(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> Non
 
 
 def await_within(
-    seconds: float | None, function: Callable[..., Coroutine[Any, Any, Any]], kwargs: dict[str, Any]
+    seconds: float | None,
+    function: Callable[..., Coroutine[Any, Any, Any]],
+    kwargs: dict[str, Any],
+    cut_after: float | None = None,
+    cut: list[bool] | None = None,
 ) -> Any:
     """The result of `await function(**kwargs)`, or ToolTimedOut once `seconds` have passed (None: no limit).
 
-    Exceptions of the function propagate.
+    Exceptions of the function propagate. With `cut_after`, the connections it opened are cut
+    after that many seconds, if it is still running (see above), and True is appended to `cut`.
     """
     if seconds is not None and seconds <= 0:
         raise ToolTimedOut
     loop = _container_loop()
-    run: dict[str, Any] = {"loop": loop, "seconds": seconds, "function": function, "kwargs": kwargs}
+    run: dict[str, Any] = {
+        "loop": loop,
+        "seconds": seconds,
+        "function": function,
+        "kwargs": kwargs,
+        "cut_after": cut_after,
+        "cut": cut,
+    }
     run["context"] = copy_context()  # the request's contextvars, for the tool, whichever thread it runs in
     # asyncio runs one loop per thread: where the caller's thread runs one already (an async test,
     # Playwright's sync API), the container's loop runs beside it, in a worker thread.
@@ -104,6 +153,12 @@ def await_within(
         raise
 
 
+def _cut(loop: _ToolLoop, cut: list[bool] | None) -> None:
+    loop.cut_connections()
+    if cut is not None:
+        cut.append(True)
+
+
 def _a_loop_runs_here() -> bool:
     try:
         asyncio.get_running_loop()
@@ -118,19 +173,32 @@ def _run(
     function: Callable[..., Coroutine[Any, Any, Any]],
     kwargs: dict[str, Any],
     context: Context,
+    cut_after: float | None,
+    cut: list[bool] | None,
 ) -> Any:
     if not loop.turn.acquire(timeout=-1 if seconds is None else seconds):
         raise _CancelledInTime
     try:
-        return loop.runner.run(_bounded(seconds, function, kwargs), context=context)
+        return loop.runner.run(_bounded(seconds, function, kwargs, cut_after, cut), context=context)
     finally:
         loop.turn.release()
 
 
 async def _bounded(
-    seconds: float | None, function: Callable[..., Coroutine[Any, Any, Any]], kwargs: dict[str, Any]
+    seconds: float | None,
+    function: Callable[..., Coroutine[Any, Any, Any]],
+    kwargs: dict[str, Any],
+    cut_after: float | None,
+    cut: list[bool] | None,
 ) -> Any:
     limit = asyncio.timeout(seconds)
+    loop = asyncio.get_running_loop()
+    cutting = None
+    if isinstance(loop, _ToolLoop):
+        # A connection a tool keeps from an earlier call (an idle stream of its own) is not this call's to cut.
+        loop.opened = weakref.WeakSet()
+        if cut_after is not None:
+            cutting = loop.call_later(max(0.0, cut_after), _cut, loop, cut)
     try:
         async with limit:
             result = await function(**kwargs)
@@ -141,6 +209,9 @@ async def _bounded(
         if limit.expired() and not isinstance(error, GeneratorExit):
             raise _CancelledInTime from None
         raise
+    finally:
+        if cutting is not None:
+            cutting.cancel()
     if limit.expired():
         raise _CancelledInTime  # it caught its cancellation and answered anyway, past its time
     return result

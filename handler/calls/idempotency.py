@@ -123,11 +123,9 @@ def _store(table: str, expiry_seconds: int) -> DynamoDBPersistenceLayer:
 def _client() -> DynamoDBClient:
     # One client for every store: making a boto3 client costs ~0.1 s, a tenth of a request's whole budget.
     if not _clients:
-        import boto3
+        from handler.runtime.aws_clients import STORE_CALL, bounded_client
 
-        from handler.runtime.aws_clients import STORE_CALL, bounded_config
-
-        _clients.append(boto3.client("dynamodb", config=bounded_config(STORE_CALL)))
+        _clients.append(bounded_client("dynamodb", STORE_CALL))
     return _clients[0]
 
 
@@ -156,6 +154,9 @@ def call_identity(tool_name: str, tool_input: Any, conversation: dict[str, Any])
     parsed: a string by its text, an integer exactly, any other number by its double), and
     come from the same conversation (_conversation_identity). The JSON text hashed is one to
     one with those values, and SHA-256, unlike Powertools' default MD5, is collision resistant.
+    Dispatch hands it the input as the tool gets it where a double would not tell (a whole
+    float in an integer field past 2**53, as its exact integer: whole_numbers.as_identified), so
+    two calls the tool would tell apart never share an identity.
     """
     text = _IDENTITY_ENCODER.encode([tool_name, tool_input, _conversation_identity(conversation)])
     return hashlib.sha256(text.encode("ascii")).hexdigest()

@@ -77,3 +77,38 @@ def whole_floats_as_integers(model: type[BaseModel], document: dict[str, Any]) -
             if exact is not None:
                 converted[name] = exact
     return converted
+
+
+# A double holds every integer below this in magnitude exactly; from it on, one double stands for
+# several integers (2**53 and 2**53 + 1 are both 9007199254740992.0).
+EXACT_DOUBLE_LIMIT = 2**53
+
+
+def as_identified(model: type[BaseModel], document: dict[str, Any]) -> dict[str, Any]:
+    """`document` as a callId's identity holds it (handler/calls/idempotency.py): never coarser than the tool sees it.
+
+    A whole float in an integer field reaches the tool as the exact integer it names
+    (whole_floats_as_integers), where the identity's JSON writes its double: below 2**53 the
+    double names that one integer (25.0 is 25), but past it several, and two calls the tool tells
+    apart (9007199254740993.0 and ...992.0) would share an identity, the second answered with the
+    first's result. Those, and only those, are identified by the exact integer the tool gets.
+
+    Everything else is left as it was, so that the identity of every other call is what it was
+    before this rule: a record stored by an earlier version still answers its retries, and two
+    versions side by side (a rollout, a rollback) agree. A record stored earlier for a call such as
+    the above cannot be told from its neighbours' and is answered 409, never replayed or rerun.
+    The same dict when there is nothing to change: the common call pays one pass over its values.
+    """
+    for value in document.values():
+        if type(value) is WholeFloat and abs(value) >= EXACT_DOUBLE_LIMIT:
+            break
+    else:
+        return document
+    identified = dict(document)
+    for name in integer_fields(model) & identified.keys():
+        value = identified[name]
+        if type(value) is WholeFloat and abs(value) >= EXACT_DOUBLE_LIMIT:
+            exact = value.exact_integer()
+            if exact is not None:
+                identified[name] = exact
+    return identified

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from handler.protocol import (
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
 
 # A secret holds at most 64 KiB; its GetSecretValue JSON, base64 and all, well under this.
 MAX_ANSWER_BYTES = 1024 * 1024
+
+
+class _TooSlow(Exception):
+    """Raised where the request to the extension waits, once the time it had is up."""
 
 
 class ExtensionGaveNone(Exception):
@@ -75,10 +80,17 @@ def _ask(path: str, port: str) -> Any:
         raise ExtensionGaveNone("token", f"{SECRETS_EXTENSION_TOKEN_ENV} is not set")
     from http.client import HTTPConnection, HTTPException
 
+    from handler.runtime import time_limits
     from handler.runtime.aws_clients import extension_timeouts
 
     connect_timeout, read_timeout = extension_timeouts()
+    # The timeouts bound each step; the request as a whole (an answer that trickles in a byte at a
+    # time meets no read timeout) ends by their sum, or by the outbound deadline, the sooner.
+    ends_by = time.monotonic() + connect_timeout + read_timeout
+    outer = time_limits.OUTBOUND_DEADLINE.get()
+    seconds = max(0.0, min(ends_by, outer if outer is not None else ends_by) - time.monotonic())
     connection = HTTPConnection(SECRETS_EXTENSION_HOST, int(port), timeout=connect_timeout)
+    limit = time_limits.arm(time.monotonic() + seconds, _TooSlow)
     try:
         connection.connect()
         if connection.sock is not None:
@@ -87,9 +99,12 @@ def _ask(path: str, port: str) -> Any:
         response = connection.getresponse()
         status = response.status
         body = response.read(MAX_ANSWER_BYTES + 1)
+    except _TooSlow:
+        raise ExtensionGaveNone("too slow", f"it did not answer within the {seconds:.1f} s it had") from None
     except (OSError, HTTPException) as error:  # refused, reset, timed out, or not HTTP
         raise ExtensionGaveNone("unreachable", f"it could not be reached: {type(error).__name__}") from None
     finally:
+        time_limits.pop(limit)
         connection.close()
     if status != 200:
         # Its body is not logged: it is the extension's text, and may quote what it was asked for.

@@ -39,6 +39,7 @@ from handler.protocol import (
     KEY_STALE_IF_ERROR_SECONDS,
     KEY_STALE_IF_ERROR_SECONDS_ENV,
     SECRETS_EXTENSION_PORT_ENV,
+    TOOL_TIME_MARGIN_SECONDS,
 )
 from handler.runtime import observability
 from handler.runtime.env import running_in_deployed_lambda, seconds_from_env
@@ -57,12 +58,18 @@ def key_from_secret_value(value: str) -> str:
     """The key held by a secret's SecretString: the trimmed string, or the trimmed "key" of a JSON object."""
     text = value.strip()
     if text.startswith("{"):
+        # Read as a request body is (handler/runtime/strict_json.py): a repeated "key" is refused,
+        # not taken as whichever copy this parser keeps.
+        from handler.runtime.strict_json import loads_as_written
+
         try:
-            document = json.loads(text)
-        except ValueError:
+            document = loads_as_written(text)
+        except json.JSONDecodeError:
             raise KeyUnavailable("the secret starts like a JSON object but is not valid JSON") from None
+        except ValueError as refused:
+            raise KeyUnavailable(f"the secret is JSON this endpoint does not accept: {refused}") from None
         member = document.get(KEY_JSON_MEMBER) if isinstance(document, dict) else None
-        if not isinstance(member, str):
+        if type(member) is not str:  # a number is read as its text (strict_json.NumberText): no key
             raise KeyUnavailable(f'the secret is a JSON object without a string "{KEY_JSON_MEMBER}" member')
         text = member.strip()
     if not text:
@@ -108,6 +115,9 @@ class KeptReads:
     It lives here, not in a module of its own, because a cold GET already imports this module
     for the key: one more module would be one more import on the path bench/README.md times.
     `read` callables raise `unavailable` (an Exception subclass taking one message) on failure.
+    An entry (`name`) keeps one value for one lifetime: a caller whose readers declare several
+    lifetimes for one value names an entry for each (the tools' Secret and Parameter do), or the
+    first read's lifetime would serve them all.
     """
 
     def __init__(
@@ -196,11 +206,9 @@ class MedianKeySource:
     def client(self) -> SecretsManagerClient:
         """The Secrets Manager client, created once per container on first use."""
         if self._client is None:
-            import boto3
+            from handler.runtime.aws_clients import bounded_client
 
-            from handler.runtime.aws_clients import bounded_config
-
-            self._client = boto3.client("secretsmanager", config=bounded_config())
+            self._client = bounded_client("secretsmanager")
         return self._client
 
     def forget(self) -> None:
@@ -213,14 +221,18 @@ class MedianKeySource:
         """True when no key, client or timestamp is held, as a snapshot must find it."""
         return self._client is None and not self._secrets
 
-    def get(self) -> str:
-        """The key to verify with; raises KeyUnavailable with the cause."""
+    def get(self, context: object = None) -> str:
+        """The key to verify with; raises KeyUnavailable with the cause.
+
+        A read it needs ends, as a whole, TOOL_TIME_MARGIN_SECONDS before the deadline of the Lambda
+        `context` (when it is one), so that even a stalled Secrets Manager leaves time to answer.
+        """
         secret_id = os.environ.get(KEY_SECRET_ENV, "").strip()
         if secret_id:
             state = self._secrets.get(secret_id)
             if state is not None and state.value is not None and self._clock() < state.expires:
                 return state.value
-            return self._from_secret(secret_id)
+            return self._from_secret(secret_id, context)
         if running_in_deployed_lambda():
             raise KeyUnavailable(f"{KEY_SECRET_ENV} is not set; a deployed function never reads {DEV_KEY_ENV}")
         dev_key = os.environ.get(DEV_KEY_ENV, "").strip()
@@ -228,7 +240,7 @@ class MedianKeySource:
             raise KeyUnavailable(f"neither {KEY_SECRET_ENV} nor, for local work, {DEV_KEY_ENV} is set")
         return dev_key
 
-    def refreshed_after_mismatch(self, current: str) -> str | None:
+    def refreshed_after_mismatch(self, current: str, context: object = None) -> str | None:
         """After a signature did not match: the key read anew if it has been rotated, else None.
 
         Read with boto3, past the extension's cache, and not within the refresh floor of the
@@ -242,36 +254,46 @@ class MedianKeySource:
         now = self._clock()
         if not self._kept.may_read(state, now, _min_refresh_seconds()):
             return None
-        self._read(secret_id, state, now, through_extension=False)
+        self._read(secret_id, state, now, through_extension=False, context=context)
         fresh = state.value
         if state.failure is not None or fresh is None or fresh == current:
             return None
         observability.logger.info("The Median key in Secrets Manager has changed; verifying with the new one")
         return fresh
 
-    def _from_secret(self, secret_id: str) -> str:
+    def _from_secret(self, secret_id: str, context: object = None) -> str:
         """The key when the cache has none fresh: read now if the floor allows, else what the last read left."""
         return self._kept.get(
             secret_id,
-            lambda: self._read_logged(secret_id, through_extension=True),
+            lambda: self._read_logged(secret_id, through_extension=True, context=context),
             cache_seconds=seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS),
             min_refresh_seconds=_min_refresh_seconds(),
             stale_if_error_seconds=seconds_from_env(KEY_STALE_IF_ERROR_SECONDS_ENV, KEY_STALE_IF_ERROR_SECONDS),
         )
 
-    def _read(self, secret_id: str, state: KeptRead, now: float, *, through_extension: bool) -> None:
+    def _read(
+        self, secret_id: str, state: KeptRead, now: float, *, through_extension: bool, context: object = None
+    ) -> None:
         """Read the secret once and record the outcome; a failure keeps the key that was good."""
         self._kept.read(
             state,
             now,
-            lambda: self._read_logged(secret_id, through_extension=through_extension, kept=state.value),
+            lambda: self._read_logged(
+                secret_id, through_extension=through_extension, kept=state.value, context=context
+            ),
             seconds_from_env(KEY_CACHE_SECONDS_ENV, KEY_CACHE_SECONDS),
         )
 
-    def _read_logged(self, secret_id: str, *, through_extension: bool, kept: str | None = None) -> str:
-        """The key read once; a failure while a key read before is still held is logged here."""
+    def _read_logged(
+        self, secret_id: str, *, through_extension: bool, kept: str | None = None, context: object = None
+    ) -> str:
+        """The key read once, by the invocation's deadline; a failure while a key read before is held is logged."""
+        from handler.runtime.time_limits import OUTBOUND_DEADLINE, invocation_deadline
+
         if kept is None and secret_id in self._secrets:
             kept = self._secrets[secret_id].value
+        # Each call of the read (the extension's, boto3's) ends by then, as a whole (handler/runtime/time_limits.py).
+        ends_by = OUTBOUND_DEADLINE.set(invocation_deadline(context, TOOL_TIME_MARGIN_SECONDS))
         try:
             answer = self._extension_answer(secret_id) if through_extension else None
             return key_from_secret_answer(answer if answer is not None else self._boto3_answer(secret_id))
@@ -282,6 +304,8 @@ class MedianKeySource:
                     extra={"cause": str(failure)},
                 )
             raise
+        finally:
+            OUTBOUND_DEADLINE.reset(ends_by)
 
     def _boto3_answer(self, secret_id: str) -> Mapping[str, Any]:
         try:

@@ -39,10 +39,14 @@ _COMPACT_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, a
 # A UTF-16 surrogate alone is no Unicode character: UTF-8 cannot carry it, and an answer holding
 # one cannot be sent (json.loads makes one of a "\ud800" escape; a tool can make one of bad data).
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
-# What Lambda wraps around the body (statusCode, headers, isBase64Encoded), with room to spare.
+# What the answer's dict holds beside its body (statusCode, the handler's own few short headers,
+# isBase64Encoded), as JSON, with room to spare (tests/unit/test_every_answer_fits.py holds it).
 _ENVELOPE_BYTES = 1024
-# Lambda serialises its response as JSON with the body a string inside it, where a character
-# may take up to 12 bytes (an astral one as two \uXXXX escapes): below this, any body fits.
+# Lambda's Python runtime returns the handler's dict as json.dumps writes it, the body a string
+# inside it: before Python 3.12 with ASCII escapes (a character outside ASCII is \uXXXX, six bytes;
+# one beyond the BMP two of them, twelve; the body's own escapes escaped again), from 3.12 as
+# UTF-8 (awslambdaric's marshaller; never longer than the escapes). One character of the body
+# takes at most 12 bytes either way: a body of this many characters or fewer always fits.
 _ALWAYS_SENDABLE_CHARS = (MAX_RESPONSE_BYTES - _ENVELOPE_BYTES) // 12
 
 
@@ -61,12 +65,29 @@ def holds_lone_surrogate(value: Any) -> bool:
     return _LONE_SURROGATE.search(_COMPACT_ENCODER.encode(value)) is not None
 
 
-def fits_in_a_response(body: str) -> bool:
-    """Whether Lambda can return this body: its response, as JSON, stays within MAX_RESPONSE_BYTES."""
-    if len(body) <= _ALWAYS_SENDABLE_CHARS:
+def fits_in_a_response(response: dict[str, Any]) -> bool:
+    """Whether Lambda can return this answer: the whole dict as its Python runtime writes it, in MAX_RESPONSE_BYTES.
+
+    The one measure of every answer (handler/app.py applies it to each before it is returned).
+    Measured with ASCII escapes, json.dumps's default and the older runtimes' way, which is never
+    shorter than the UTF-8 that Python 3.12 and later write: what fits so fits either way.
+    """
+    body = response.get("body")
+    if isinstance(body, str) and len(body) <= _ALWAYS_SENDABLE_CHARS:
         return True
-    # As escaped as any encoder makes it (ensure_ascii), so the true size is at most this.
-    return len(json.dumps(body)) + _ENVELOPE_BYTES <= MAX_RESPONSE_BYTES
+    return len(json.dumps(response)) <= MAX_RESPONSE_BYTES
+
+
+def body_fits(body: str) -> bool:
+    """Whether an answer with this body fits: `fits_in_a_response` of it as `raw_json_answer` returns it."""
+    return len(body) <= _ALWAYS_SENDABLE_CHARS or fits_in_a_response(raw_json_answer(200, body))
+
+
+def shortened(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters and what is left out: for a message that quotes a list without end."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters, in the function's log)"
 
 
 def raw_json_answer(status: int, body: str, headers: dict[str, str] | None = None) -> dict[str, Any]:

@@ -6,13 +6,29 @@ is the most one of its calls can take: the one number the time budget (handler/c
 for the idempotency table, handler/key/source.py for the key) reserves for it. The key's read
 through the Parameters and Secrets Lambda Extension's localhost API takes its limits from
 here too.
+
+botocore's own limits bound each step (a connect, each wait for bytes), not a call: an answer
+that trickles in a byte at a time never meets its read timeout. So every client made here
+(`bounded_client`) also bounds each call as a whole, through botocore's public event hooks: when
+the call starts (`before-call`) a limit is armed (handler/runtime/time_limits.py) at the sooner of
+`longest_call_seconds` from now and the time the outbound calls of what runs must end by
+(time_limits.OUTBOUND_DEADLINE: a tool's, the key read's); past it, the call is interrupted
+where it blocks with `AwsCallTimedOut`, one of botocore's own errors, and a failed attempt is
+not retried (`needs-retry`). botocore has no such limit of its own (its Config bounds connect
+and read only), and a client proxy would miss paginators and waiters, which call the client's
+own methods; the events reach every call.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+import time
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from handler.runtime import time_limits
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from botocore.config import Config
 
 
@@ -55,16 +71,98 @@ def longest_call_seconds(bounds: CallBounds = KEY_READ) -> float:
     """The longest one call of a client made with `bounded_config(bounds)` can take, retries included.
 
     Each attempt may wait its connect timeout, then its read timeout; each retry waits
-    botocore's backoff first. Not counted, because botocore bounds none of them: the DNS
-    lookup, a second connect where a name resolves to several addresses, and an answer that
-    trickles in (the read timeout bounds each wait for bytes, and AWS's answers here arrive
-    in one).
+    botocore's backoff first. botocore bounds none of the rest (the DNS lookup, a second
+    connect where a name resolves to several addresses, an answer that trickles in): a client
+    made by `bounded_client` ends every call by this much time all the same.
     """
     backoff = 0.0
     for retry in range(1, bounds.attempts):
         backoff += min(_THROTTLED_BACKOFF_BASE_SECONDS * 2.0 ** (retry - 1), _MAX_BACKOFF_SECONDS)
         backoff += _RETRY_AFTER_EXTRA_SECONDS
     return bounds.attempts * (bounds.connect_seconds + bounds.read_seconds) + backoff
+
+
+_ENDS_BY = "median_ends_by"  # in botocore's request context: when this call must have ended
+_LIMIT = "median_limit"  # ... and the limit armed for it, lifted when it ends
+_timed_out_class: list[Callable[..., Exception]] = []
+# The limit of the AWS call now under way on the main thread: calls of these clients never nest,
+# so one still armed when the next starts was left by a call that ended before botocore's
+# `after-call` events (an error between `before-call` and the request), and is lifted then.
+_armed_call: list[time_limits.Limit] = []
+
+
+def aws_call_timed_out() -> Callable[..., Exception]:
+    """`AwsCallTimedOut`: botocore's ReadTimeoutError for a call that did not end in the time it had.
+
+    Made at the first client (botocore is imported then, never at a cold GET). A
+    ReadTimeoutError, so code that catches botocore's errors (BotoCoreError, HTTPClientError)
+    or its read timeout catches it, as it would a step's timeout.
+    """
+    if not _timed_out_class:
+        from botocore.exceptions import ReadTimeoutError
+
+        class AwsCallTimedOut(ReadTimeoutError):
+            fmt = 'The call to "{endpoint_url}" did not end within the {seconds:.1f} s it had'
+
+        _timed_out_class.append(AwsCallTimedOut)
+    return _timed_out_class[0]
+
+
+def is_aws_call_timed_out(error: BaseException) -> bool:
+    """Whether `error` is an AwsCallTimedOut (none is, before a client was made)."""
+    return bool(_timed_out_class) and isinstance(error, _timed_out_class[0])  # type: ignore[arg-type]
+
+
+def bounded_client(service: str, bounds: CallBounds = KEY_READ, **options: Any) -> Any:
+    """A boto3 client whose every call ends within `longest_call_seconds(bounds)` and the outbound deadline.
+
+    Made with `bounded_config(bounds)`; `options` are boto3.client's own (region_name, endpoint_url).
+    """
+    import boto3
+
+    client = boto3.client(service, config=bounded_config(bounds), **options)  # type: ignore[call-overload]
+    _bound_each_call(client, longest_call_seconds(bounds))
+    return client
+
+
+def _bound_each_call(client: Any, longest: float) -> None:
+    timed_out = aws_call_timed_out()
+    endpoint = client.meta.endpoint_url
+
+    def arm(context: dict[str, Any], **_: Any) -> None:
+        now = time.monotonic()
+        ends_by = now + longest
+        outer = time_limits.OUTBOUND_DEADLINE.get()
+        if outer is not None and outer < ends_by:
+            ends_by = outer
+        seconds = max(0.0, ends_by - now)
+        context[_ENDS_BY] = ends_by
+        if _armed_call:
+            time_limits.drop(_armed_call.pop())
+        limit = time_limits.arm(ends_by, lambda: timed_out(endpoint_url=endpoint, seconds=seconds))
+        if limit is not None:
+            context[_LIMIT] = limit
+            _armed_call.append(limit)
+
+    def lift(context: dict[str, Any], **_: Any) -> None:
+        limit = context.pop(_LIMIT, None)
+        if limit is not None:
+            time_limits.pop(limit)
+            if _armed_call and _armed_call[0] is limit:
+                _armed_call.clear()
+
+    def no_retry_past_the_end(request_dict: dict[str, Any], caught_exception: Exception | None, **_: Any) -> None:
+        # Raised out of botocore's retry loop: the attempt failed, and no time is left for another.
+        # An answer that came, an error status included, is botocore's to give.
+        ends_by = request_dict.get("context", {}).get(_ENDS_BY)
+        if caught_exception is not None and ends_by is not None and time.monotonic() >= ends_by:
+            raise timed_out(endpoint_url=endpoint, seconds=0.0) from caught_exception
+
+    events = client.meta.events
+    events.register("before-call", arm)
+    events.register("after-call", lift)
+    events.register("after-call-error", lift)
+    events.register_first("needs-retry", no_retry_past_the_end)
 
 
 def extension_timeouts() -> tuple[float, float]:
@@ -125,11 +223,7 @@ def client_within(service: str, seconds_left: float | None, **options: str) -> o
     key = (service, bounds, tuple(sorted(options.items())))
     client = _tool_clients.get(key)
     if client is None:
-        import boto3
-
-        client = _tool_clients[key] = boto3.client(  # type: ignore[call-overload]
-            service, config=bounded_config(bounds), **options
-        )
+        client = _tool_clients[key] = bounded_client(service, bounds, **options)
     return client
 
 

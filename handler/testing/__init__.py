@@ -10,9 +10,11 @@
 Each request is a real API Gateway HTTP API (payload 2.0) event, signed with a test key,
 and goes through `lambda_handler` exactly as a deployed request would.
 
-- `client`: `MedianTestClient`, its `TestAnswer`, the `FakeLambdaContext` it sends, `dev_key`;
+- `client`: `MedianTestClient` (a fresh callId per call, `retry()`), its `TestAnswer`, the
+  `FakeLambdaContext` it sends, `dev_key`;
 - `events`: the events and bodies Median sends (`signed_event`, `http_event`, `call_body`, ...);
-- `aws`: `MedianAWS`, what the `median_aws` fixture gives a test that reaches AWS;
+- `aws`: `MedianAWS`, what the `median_aws` fixture gives a test that reaches AWS (and the
+  idempotency table, as deployed);
 - `template`: `translated`, template.yaml as SAM's translator gives it to CloudFormation, as a `Stack`;
 - `pytest_plugin`: that fixture, registered by pyproject.toml's `-p handler.testing.pytest_plugin`.
 """
@@ -20,7 +22,7 @@ and goes through `lambda_handler` exactly as a deployed request would.
 from __future__ import annotations
 
 from handler.testing.aws import MedianAWS, forget_what_a_container_keeps
-from handler.testing.client import FakeLambdaContext, MedianTestClient, TestAnswer, answer_of, dev_key
+from handler.testing.client import FakeLambdaContext, MedianTestClient, TestAnswer, answer_of, dev_key, new_call_id
 from handler.testing.events import (
     PAYLOAD_FORMATS,
     TEST_KEY,
@@ -45,6 +47,7 @@ __all__ = [
     "diagnostics_body",
     "forget_what_a_container_keeps",
     "http_event",
+    "new_call_id",
     "signed_event",
     "template_parameters",
     "translated",

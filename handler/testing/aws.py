@@ -4,7 +4,21 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Any
+from typing import Any, Protocol
+
+from handler.protocol import IDEMPOTENCY_TABLE_ENV
+
+# The idempotency table as template.yaml makes it (IdempotencyTable), and Powertools' DynamoDB
+# persistence layer reads it by default: the callId's record under `id`, dropped after `expiration`.
+# tests/integration/test_retry_in_a_users_test.py holds the two in step.
+IDEMPOTENCY_KEY_ATTRIBUTE = "id"
+IDEMPOTENCY_TTL_ATTRIBUTE = "expiration"
+
+
+class Environment(Protocol):
+    """What a test's environment changes go through, and are put back by: pytest's MonkeyPatch."""
+
+    def setenv(self, name: str, value: str, prepend: str | None = None) -> None: ...
 
 
 class MedianAWS:
@@ -16,22 +30,25 @@ class MedianAWS:
             answer = MedianTestClient().call("parcelStatus", {"parcel": "P-1"})
 
     The tool's `ctx.aws_client(...)`, `Secret(...)` and `Parameter(...)` reach the same server
-    through AWS_ENDPOINT_URL, with fake credentials and a region, so no test reaches AWS.
+    through AWS_ENDPOINT_URL, with fake credentials and a region, for this test alone.
     """
 
     REGION = "us-east-1"
+    IDEMPOTENCY_TABLE = "median-tools-idempotency"
 
-    def __init__(self, endpoint: str) -> None:
+    def __init__(self, endpoint: str, environment: Environment | None = None, *, region: str = REGION) -> None:
         self.endpoint = endpoint
+        self.region = region
+        self._environment = environment
 
     def client(self, service: str) -> Any:
         """A boto3 client for `service`, on moto's server, for the test's own setup and checks.
 
-        Made once per server and service, and shared by the tests of a run: making one costs ~25 ms
-        (botocore reads the service's model anew for each), a suite's whole second over a few dozen
-        tests. Only the test's own: the handler's and the tools' clients are forgotten after each test.
+        Made once per server, region and service, and shared by the tests of a run: making one costs
+        ~25 ms (botocore reads the service's model anew for each), a suite's whole second over a few
+        dozen tests. Only the test's own: the handler's and the tools' clients are forgotten after each test.
         """
-        return _client(self.endpoint, service)
+        return _client(self.endpoint, self.region, service)
 
     def create_secret(self, name: str, value: str) -> str:
         """A secret holding `value` (a SecretString); its ARN."""
@@ -41,6 +58,37 @@ class MedianAWS:
         """A parameter holding `value`: a SecureString unless `secure=False` (a String)."""
         kind = "SecureString" if secure else "String"
         self.client("ssm").put_parameter(Name=name, Value=value, Type=kind, Overwrite=True)
+
+    def create_idempotency_table(self, name: str) -> str:
+        """A table shaped as template.yaml's IdempotencyTable (key `id`, TTL `expiration`); its name."""
+        dynamodb = self.client("dynamodb")
+        dynamodb.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": IDEMPOTENCY_KEY_ATTRIBUTE, "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": IDEMPOTENCY_KEY_ATTRIBUTE, "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        dynamodb.update_time_to_live(
+            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": IDEMPOTENCY_TTL_ATTRIBUTE}
+        )
+        return name
+
+    def idempotency_table(self, name: str = IDEMPOTENCY_TABLE) -> str:
+        """Run this test's calls as deployed: with the idempotency table, so a call with a callId runs its
+        tool at most once and a retry gets the recorded answer. Its name, in IDEMPOTENCY_TABLE until the test ends.
+
+            def test_a_retried_credit_is_credited_once(median_aws):
+                median_aws.idempotency_table()
+                client = MedianTestClient()
+                first = client.call("issueStoreCredit", {...})
+                again = client.retry()  # the same body and callId, as Median retries
+        """
+        if self._environment is None:
+            raise RuntimeError("idempotency_table() needs the median_aws fixture, which puts the environment back")
+        self.create_idempotency_table(name)
+        self._environment.setenv(IDEMPOTENCY_TABLE_ENV, name)
+        forget_what_a_container_keeps()  # the handler reads IDEMPOTENCY_TABLE once per container
+        return name
 
     def reset(self) -> None:
         """Empty moto's server (every table, secret and parameter) and forget what the handler keeps per container."""
@@ -52,10 +100,10 @@ class MedianAWS:
 
 
 @functools.cache
-def _client(endpoint: str, service: str) -> Any:
+def _client(endpoint: str, region: str, service: str) -> Any:
     import boto3
 
-    return boto3.client(service, endpoint_url=endpoint, region_name=MedianAWS.REGION)  # type: ignore[call-overload]
+    return boto3.client(service, endpoint_url=endpoint, region_name=region)  # type: ignore[call-overload]
 
 
 def forget_what_a_container_keeps() -> None:

@@ -59,13 +59,29 @@ def dev_key(key: str) -> Iterator[None]:
                 os.environ[name] = value
 
 
+def new_call_id() -> str:
+    """A callId as Median makes one: unique to the call, the same on each of its retries."""
+    return f"call_{uuid.uuid4().hex}"
+
+
 class MedianTestClient:
-    """Sends signed requests to `lambda_handler` as Median would, under a dev key."""
+    """Sends signed requests to `lambda_handler` as Median would, under a dev key.
+
+    Each call carries a fresh callId, as every call of Median's does: `callId="call_1"` names
+    it, `callId=None` sends none (`MedianTestClient(call_ids=False)` sends none unless named).
+    `retry()` sends the last call again, the same body with a fresh signature, as Median retries
+    a call it got no answer for. With the idempotency table on (`median_aws.idempotency_table()`),
+    as deployed, the retry is answered from the first run's record and the tool does not run
+    again; without it, as under `make serve`, the tool runs again.
+    """
 
     __test__ = False  # not a pytest test class, despite its name
 
-    def __init__(self, key: str = TEST_KEY) -> None:
+    def __init__(self, key: str = TEST_KEY, *, call_ids: bool = True) -> None:
         self.key = key
+        self.call_ids = call_ids
+        self.last_call_id: str | None = None  # the callId of the last call, None if it carried none
+        self._last_body: bytes | None = None
 
     def send(self, event: dict[str, Any], context: FakeLambdaContext | None = None) -> TestAnswer:
         from handler.app import lambda_handler
@@ -77,7 +93,20 @@ class MedianTestClient:
         return self.send(signed_event("GET", key=self.key))
 
     def call(self, tool: str, tool_input: dict[str, Any] | None = None, **members: Any) -> TestAnswer:
-        return self.send(signed_event("POST", call_body(tool, tool_input, **members), key=self.key))
+        """Call `tool` with `tool_input`; `members` are the body's others (`callId`, `conversation`)."""
+        if "callId" not in members and self.call_ids:
+            members["callId"] = new_call_id()
+        elif "callId" in members and members["callId"] is None:
+            del members["callId"]
+        body = call_body(tool, tool_input, **members)
+        self._last_body, self.last_call_id = body, members.get("callId")
+        return self.send(signed_event("POST", body, key=self.key))
+
+    def retry(self, context: FakeLambdaContext | None = None) -> TestAnswer:
+        """The last call again, byte for byte (its callId too) with a fresh signature: Median's retry."""
+        if self._last_body is None:
+            raise RuntimeError("retry() sends the last call again: make a call with call() first")
+        return self.send(signed_event("POST", self._last_body, key=self.key), context)
 
     def diagnostics(self) -> TestAnswer:
         return self.send(signed_event("POST", diagnostics_body(), key=self.key))

@@ -145,6 +145,12 @@ def test_the_last_call_id_can_be_reused_to_try_idempotency(inspector: LoadedPage
     # THEN it carries the first call's callId
     expect(ticket_status.locator(".result .meta code")).to_have_text(first)
     assert first.startswith("call_")
+    # AND beside the box the page says plainly that, with no idempotency table here, the tool ran again
+    note = ticket_status.locator(".reuse-note")
+    expect(note).to_contain_text("Calls are not deduplicated here")
+    expect(note).to_contain_text("runs the tool again")
+    checkbox = ticket_status.get_by_label("Reuse the last callId")
+    assert checkbox.get_attribute("aria-describedby") == note.get_attribute("id")
 
 
 def test_a_call_can_be_made_from_the_keyboard_alone(inspector: LoadedPage) -> None:

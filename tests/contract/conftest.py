@@ -134,6 +134,7 @@ CHECKED = {
     "test_artifact.py": "the build: your tools, handler/, the manifest GET serves, nothing local",
     "test_permissions_boundary.py": "the pipeline's permissions boundary holds every right your function's role has",
     "test_pipeline_role.py": "the pipeline's roles may deploy every resource your template declares, and no more",
+    "test_iam_patterns_own_stack.py": "every IAM pattern reaches your stack's own resources, and no neighbour stack's",
 }
 
 

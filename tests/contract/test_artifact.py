@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -91,6 +92,7 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_build_holds_handler_and_your_tools_and_nothing_local(build: Path) -> None:
+    from scripts.artifact_sources import included_patterns
     from scripts.check_artifact import stray_problems
 
     # GIVEN the artifact the build made from a project whose tools/ holds local values and an editor's copies
@@ -100,8 +102,17 @@ def test_the_build_holds_handler_and_your_tools_and_nothing_local(build: Path) -
     handler = _files(build / "handler")
     assert _files(PROJECT / "handler", leave_out=("manifest.json",)).items() <= handler.items()
     assert "manifest.json" in handler
-    # AND tools/ is yours, file for file, but for your machine's values and what editors left beside them
-    assert tools == _files(PROJECT / "tools", leave_out=("settings.local",))
+    # AND tools/ is yours, file for file: your modules, settings.toml and the data files pyproject.toml's
+    # [tool.median.artifact] include names, and neither your machine's values nor what editors left beside them
+    included = included_patterns(PROJECT)
+    yours = {
+        name: content
+        for name, content in _files(PROJECT / "tools", leave_out=("settings.local",)).items()
+        if name.endswith(".py")
+        or name == "settings.toml"
+        or any(fnmatchcase(f"tools/{name}", glob) for glob in included)
+    }
+    assert tools == yours
     assert not [path for path in build.rglob("*") if "settings.local" in path.name]
     # AND nothing else of the workspace came along (tests, scripts, the dev server, caches)
     assert stray_problems(build) == []

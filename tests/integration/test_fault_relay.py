@@ -125,3 +125,15 @@ def test_a_fault_for_the_next_request_only_is_a_blip(fault_relay: FaultRelay, se
     # THEN the first read met the fault and the second passed
     assert value == "the value"
     assert fault_relay.fault is Fault.NONE
+
+
+def test_a_trickled_answer_keeps_every_wait_under_the_read_timeout_and_arrives_whole(
+    fault_relay: FaultRelay, secret: str
+) -> None:
+    # GIVEN a relay that sends each answer back a byte every 5 ms, and a client whose read timeout is 0.5 s
+    fault_relay.trickle(every_seconds=0.005)
+    # WHEN the client reads through it, an answer of a few hundred bytes taking several read timeouts in all
+    value = _client(fault_relay).get_secret_value(SecretId=secret)["SecretString"]
+    # THEN no wait for bytes met the read timeout: botocore took the whole answer, as it would from a slow server
+    assert value == "the value"
+    assert fault_relay.requests == 1

@@ -26,8 +26,8 @@ KEY = "mk_live_5f4dcc3b5aa765d61d8327deb882cf99"
 
 
 @pytest.fixture
-def use_secret(monkeypatch: pytest.MonkeyPatch, secret_name: str) -> str:
-    """Points the handler at this test's own secret (not created yet), with no dev key to fall back on."""
+def use_secret(monkeypatch: pytest.MonkeyPatch, secret_name: str, moto_endpoint: str) -> str:
+    """Points the handler at this test's own secret (not created yet) on moto, with no dev key to fall back on."""
     monkeypatch.setenv(KEY_SECRET_ENV, secret_name)
     monkeypatch.delenv(DEV_KEY_ENV, raising=False)
     return secret_name

@@ -90,9 +90,9 @@ def test_a_secret_holding_no_usable_key_names_what_is_wrong_with_it(
 
 
 def test_a_missing_secret_names_aws_s_error(
-    clean_env: pytest.MonkeyPatch, container: SteppedClock, logs: LogCapture
+    clean_env: pytest.MonkeyPatch, container: SteppedClock, logs: LogCapture, moto_endpoint: str
 ) -> None:
-    # GIVEN a secret name that names no secret
+    # GIVEN a secret name that names no secret on moto's Secrets Manager
     clean_env.setenv(KEY_SECRET_ENV, f"median/missing-{uuid.uuid4().hex[:8]}")
     # WHEN a signed request arrives
     cause = no_key_cause(logs)

@@ -53,7 +53,7 @@ def test_the_guides_tests_pass_as_written(guide_project: ProjectCopy) -> None:
     finished = guide_project.pytest("tests/tools/test_parcels.py")
     # THEN they pass: moto's AWS, the settings, the secret and the stand-in API behave as the guide says
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    assert "6 passed" in finished.stdout
+    assert "7 passed" in finished.stdout
 
 
 def test_make_check_and_make_lint_accept_the_guides_tools(guide_project: ProjectCopy) -> None:

@@ -48,20 +48,22 @@ def _tools_dir(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def endpoint(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """An endpoint whose secret holds TEST_KEY."""
+def endpoint(median_aws_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An endpoint whose secret, on moto's server, holds TEST_KEY."""
     name = f"median/smoke/{uuid.uuid4().hex[:8]}"
-    boto3.client("secretsmanager", endpoint_url=moto_endpoint).create_secret(Name=name, SecretString=TEST_KEY)
+    boto3.client("secretsmanager", endpoint_url=median_aws_endpoint).create_secret(Name=name, SecretString=TEST_KEY)
     root = _tools_dir(tmp_path_factory.mktemp("smoke"))
-    with running_devserver(root, cwd=root, tools_package=None, env={KEY_SECRET_ENV: name}) as server:
+    env = {KEY_SECRET_ENV: name, "AWS_ENDPOINT_URL": median_aws_endpoint}
+    with running_devserver(root, cwd=root, tools_package=None, env=env) as server:
         yield server.url
 
 
 @pytest.fixture(scope="module")
-def endpoint_without_its_secret(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """An endpoint deployed before anyone created the secret it names."""
+def endpoint_without_its_secret(median_aws_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An endpoint deployed before anyone created the secret it names, on moto's server."""
     root = _tools_dir(tmp_path_factory.mktemp("smoke-nosecret"))
-    with running_devserver(root, cwd=root, env={KEY_SECRET_ENV: f"median/never-created/{uuid.uuid4().hex[:8]}"}) as s:
+    env = {KEY_SECRET_ENV: f"median/never-created/{uuid.uuid4().hex[:8]}", "AWS_ENDPOINT_URL": median_aws_endpoint}
+    with running_devserver(root, cwd=root, env=env) as s:
         yield s.url
 
 

@@ -118,6 +118,37 @@ def test_a_second_return_for_one_order_is_declined(median: MedianTestClient, ret
     }
 
 
+def test_a_retried_return_is_opened_once_and_answered_as_the_first(
+    median: MedianTestClient, median_aws: MedianAWS, returns_table: str
+) -> None:
+    # GIVEN the idempotency table on, as deployed, and a return opened
+    median_aws.idempotency_table()
+    first = median.call("startReturn", RETURN)
+    # WHEN Median retries the call with the same callId, its first answer lost on the way
+    retried = median.retry()
+    # THEN the retry gets the first answer (run again, the tool would have declined a second return)
+    assert first.body["output"] == {"orderNumber": "ORD-1042", "refundCents": 1999, "status": "open"}
+    assert retried.body == first.body
+    # AND the table holds the one return, opened by that call
+    items = median_aws.client("dynamodb").scan(TableName=returns_table)["Items"]
+    assert [item["callId"]["S"] for item in items] == [median.last_call_id]
+
+
+def test_without_the_idempotency_table_a_retry_runs_the_tool_again(
+    median: MedianTestClient, returns_table: str
+) -> None:
+    # GIVEN no idempotency table, as under make serve without LOCAL_AWS=moto
+    first = median.call("startReturn", RETURN)
+    # WHEN Median retries the call with the same callId
+    retried = median.retry()
+    # THEN the tool ran again, and only its own check kept it from opening a second return
+    assert first.body["ok"] is True
+    assert (
+        retried.body["error"]["message"]
+        == "A return is already open for this order; tell the customer it is on its way."
+    )
+
+
 @pytest.mark.parametrize("amount", [19.99, 0, -100, 1_000_001, "1999"], ids=repr)
 def test_start_return_takes_only_whole_positive_cents(
     median: MedianTestClient, returns_table: str, amount: object

@@ -19,10 +19,11 @@ from typing import Any
 
 from hypothesis import example, given
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from handler.calls.dispatch import parse_body
 from handler.calls.idempotency import call_identity
-from handler.calls.whole_numbers import WholeFloat
+from handler.calls.whole_numbers import WholeFloat, as_identified
 
 scalars = (
     st.none()
@@ -148,3 +149,76 @@ def literals(value: Any) -> list[str]:
     if isinstance(value, dict):
         return [literal for name in sorted(value) for literal in literals(value[name])]
     return []
+
+
+# --- Never coarser than the tool: the input as its model sees it ---------------------------------------------------
+
+
+class _Refund(BaseModel):
+    cents: int = 0
+    rate: float = 0.0
+
+
+# Integers near where a double stops holding each one, and far past it, written every way JSON allows.
+_near_the_edge = st.integers(min_value=2**53 - 3, max_value=2**53 + 3)
+_far_past_it = st.integers(min_value=2**60, max_value=2**60 + 9)
+_integers = st.integers(min_value=-4, max_value=4) | _near_the_edge | _far_past_it | _near_the_edge.map(lambda n: -n)
+
+
+@st.composite
+def written_numbers(draw: st.DrawFn) -> str:
+    """A JSON number as a model may write an integer: plainly, with `.0`, with an exponent, or as a double."""
+    number = draw(_integers)
+    how = draw(st.sampled_from(["plain", "point zero", "exponent", "double"]))
+    if how == "plain":
+        return str(number)
+    if how == "point zero":
+        return f"{number}.0"
+    if how == "exponent":
+        digits = str(abs(number))
+        return f"{'-' if number < 0 else ''}{digits[0]}.{digits[1:] or '0'}e{len(digits) - 1}"
+    return repr(float(number))
+
+
+def _as_the_tool_sees(written: str, field: str) -> tuple[Any, Any]:
+    """The call's input as the handler parses it, and the value its tool gets for `field` (None if refused)."""
+    from pydantic import ValidationError
+
+    from handler.calls.whole_numbers import whole_floats_as_integers
+
+    document = parse_body(f'{{"input": {{"{field}": {written}}}}}'.encode())["input"]
+    try:
+        model = _Refund.model_validate_json(json.dumps(whole_floats_as_integers(_Refund, document)), strict=True)
+    except ValidationError:
+        return document, None
+    value = getattr(model, field)
+    return document, (type(value), value.hex() if isinstance(value, float) else value)
+
+
+@given(written_numbers(), written_numbers(), st.sampled_from(["cents", "rate"]))
+@example("9007199254740993.0", "9007199254740992.0", "cents")
+@example("9007199254740993", "9007199254740992.0", "cents")
+@example("1e2", "100", "cents")
+def test_two_inputs_share_an_identity_only_when_the_tool_sees_the_same_value(
+    first: str, second: str, field: str
+) -> None:
+    # GIVEN two inputs, each a number written as a model may write it, in an integer or a float field
+    (document_a, seen_a), (document_b, seen_b) = _as_the_tool_sees(first, field), _as_the_tool_sees(second, field)
+    if seen_a is None or seen_b is None:
+        return  # refused 422 before any record is made
+    # WHEN each is identified as dispatch identifies it
+    identity_a = call_identity("refund", as_identified(_Refund, document_a), {})
+    identity_b = call_identity("refund", as_identified(_Refund, document_b), {})
+    # THEN one identity means one value for the tool: a retry is never answered with another call's result
+    if identity_a == identity_b:
+        assert seen_a == seen_b, (first, second)
+
+
+@given(json_values)
+def test_an_input_a_double_can_tell_keeps_the_identity_records_were_stored_under(value: Any) -> None:
+    # GIVEN any input without a whole float past 2**53 in an integer field (whole floats elsewhere included)
+    document = parsed({"cents": value, "rate": value})
+    # WHEN it is identified as dispatch identifies it
+    # THEN it is identified as before this rule: a record stored by the earlier version still answers its retry
+    if not (isinstance(value, float) and value.is_integer() and abs(value) >= 2**53):
+        assert as_identified(_Refund, document) is document

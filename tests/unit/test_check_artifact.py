@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -185,16 +188,79 @@ def test_the_lock_gives_each_architecture_the_runtime_group_and_never_the_runtim
     assert all(version[0].isdigit() for version in locked.values())
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["settings.local.toml", "settings.local.toml~", ".settings.local.toml.swp", "#settings.local.toml#"],
-    ids=["the file", "a backup", "vim's swap file", "emacs's autosave"],
+# A machine's settings, and what editors and merge tools leave beside it: each must stay behind.
+LOCAL_FILES = (
+    "tools/settings.local.toml",
+    "tools/settings.local.toml~",
+    "tools/.settings.local.toml.swp",
+    "tools/#settings.local.toml#",
+    "tools/.#settings.local.toml",
+    "tools/settings.local.toml.bak",
+    "tools/settings.local.toml.orig",
+    "tools/settings.toml~",
+    "tools/.orders.py.swp",
+    "handler/.env",
+    ".median-dev-key",
+    "env.json",
 )
-def test_the_local_settings_file_or_an_editors_copy_in_the_artifact_is_caught(artifact: Path, name: str) -> None:
-    # GIVEN a developer's tools/settings.local.toml, or a copy an editor left beside it, in the artifact
-    (artifact / "tools" / name).write_text('CARRIER_BASE_URL = "http://127.0.0.1:8081"\n')
+
+
+@pytest.mark.parametrize("local", LOCAL_FILES)
+def test_a_local_file_anywhere_in_the_artifact_is_caught(artifact: Path, local: str) -> None:
+    # GIVEN a developer's local values, or an editor's copy of a file, in the artifact
+    (artifact / local).parent.mkdir(parents=True, exist_ok=True)
+    (artifact / local).write_text('CARRIER_TOKEN = "local-dev-token"\n')
     # WHEN it is checked
     # THEN the check names it, and why it must stay behind
-    assert f"tools/{name} is in the artifact: a machine's local values, which the build must leave behind" in check(
-        artifact, "arm64"
-    )
+    assert (
+        f"{local} is in the artifact: a machine's local values or an editor's copy of a file, which the build must "
+        "leave behind"
+    ) in check(artifact, "arm64")
+
+
+@pytest.mark.parametrize("stray", ["tools/notes.txt", "tools/data/zones.csv", "handler/request/old_responses.py.txt"])
+def test_a_file_of_handler_or_tools_the_build_would_not_copy_is_caught(artifact: Path, stray: str) -> None:
+    # GIVEN a file in handler/ or tools/ that is neither a module nor a data file the build copies
+    (artifact / stray).parent.mkdir(parents=True, exist_ok=True)
+    (artifact / stray).write_text("")
+    # WHEN it is checked
+    # THEN the check names it, and the rules it breaks
+    assert (
+        f"{stray} is in the artifact, but the build copies only Python modules and the data files it names "
+        "(scripts/artifact_sources.py)"
+    ) in check(artifact, "arm64")
+
+
+def test_the_makefile_build_copies_handler_and_tools_by_their_rules(tmp_path: Path) -> None:
+    # GIVEN a project whose tools/ holds settings.toml, the local file, its example and an editor's backup of it
+    project = tmp_path / "project"
+    for name in (
+        "handler/app.py",
+        "tools/__init__.py",
+        "tools/settings.toml",
+        "tools/settings.local.toml",
+        "tools/settings.local.toml~",
+        "tools/settings.local.example.toml",
+    ):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("")
+    # WHEN the copy step of the Makefile's build recipe (as `make -n` prints it) runs there
+    artifacts = tmp_path / "artifact"
+    artifacts.mkdir()
+    make, bash = shutil.which("make"), shutil.which("bash")
+    assert make and bash
+    recipe = subprocess.run(  # noqa: S603 - make with our own arguments, printing the recipe only
+        [make, "-n", "-o", ".venv/.installed", "build-MedianToolsFunction", f"ARTIFACTS_DIR={artifacts}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (copy_step,) = [line for line in recipe.splitlines() if "-m scripts.artifact_sources" in line]
+    copy_step = copy_step.replace(".venv/bin/python", sys.executable)
+    # The repository's own scripts/, run on the project's files: the working directory is the project.
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([bash, "-c", copy_step], cwd=project, check=True, env=env)  # noqa: S603 - the Makefile's own line
+    # THEN the artifact has the tools and their settings.toml, and no local file
+    copied = {path.relative_to(artifacts).as_posix() for path in artifacts.rglob("*") if path.is_file()}
+    assert copied == {"handler/app.py", "tools/__init__.py", "tools/settings.toml"}

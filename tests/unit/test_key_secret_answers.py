@@ -50,3 +50,41 @@ def test_an_answer_without_a_secret_string_names_what_it_holds(answer: dict[str,
     with pytest.raises(KeyUnavailable) as unavailable:
         key_from_secret_answer(answer)
     assert str(unavailable.value) == cause
+
+
+KEY = "mk_live_strict_0123456789"
+
+
+@pytest.mark.parametrize(
+    ("stored", "cause"),
+    [
+        pytest.param(
+            f'{{"key": "mk_forged_first", "key": "{KEY}"}}',
+            "the secret is JSON this endpoint does not accept: an object repeats a key",
+            id="a repeated key",
+        ),
+        pytest.param(
+            f'{{"key": "{KEY}", "rotatedAt": NaN}}',
+            "the secret is JSON this endpoint does not accept: NaN is not JSON",
+            id="NaN beside it",
+        ),
+        pytest.param(
+            f'{{"key": "{KEY}", "version": 1e999}}',
+            "the secret is JSON this endpoint does not accept: a number too large for a double",
+            id="a number too large for a double",
+        ),
+        pytest.param(
+            '{"key": 12345678901234567890}',
+            'the secret is a JSON object without a string "key" member',
+            id="a number for the key",
+        ),
+    ],
+)
+def test_a_json_key_secret_is_read_as_strictly_as_a_request_body(stored: str, cause: str) -> None:
+    # GIVEN a key secret in JSON that a request body with the same would be refused for
+    # WHEN the key is read from it
+    # THEN there is none, and the cause names the rule it breaks, never the key
+    with pytest.raises(KeyUnavailable) as unavailable:
+        key_from_secret_answer({"SecretString": stored})
+    assert str(unavailable.value) == cause
+    assert KEY not in str(unavailable.value)

@@ -38,8 +38,8 @@ _BLOCK = re.compile(r"^[ \t]*# >>> example: (?P<name>[\w-]+).*?^[ \t]*# <<< exam
 
 
 def test_the_template_without_its_example_blocks_still_checks_and_translates(tmp_path: Path) -> None:
-    # GIVEN a copy of template.yaml and tools/settings.toml as this project has them: the examples' blocks, or
-    # none left once "Make it yours" ran, among whatever the user has added
+    # GIVEN a copy of template.yaml, tools/settings.toml and pipeline/oidc-role.yaml as this project has
+    # them: the examples' blocks, or none left once "Make it yours" ran, among whatever the user has added
     root = project(tmp_path)
     before = {name: (root / name).read_text(encoding="utf-8") for name in FILES}
     template_checked = check(load_template(root / "template.yaml")) == []
@@ -57,6 +57,8 @@ def test_the_template_without_its_example_blocks_still_checks_and_translates(tmp
     # AND settings.toml still parses, every stage table it had kept
     tables = set(tomllib.loads(before["tools/settings.toml"]))
     assert tables <= set(tomllib.loads(after["tools/settings.toml"]))
+    # AND the pipeline's roles still parse
+    assert load_template(root / "pipeline/oidc-role.yaml")["Resources"]["StackRolesPermissionsBoundary"]
 
 
 USERS_SETTINGS = """\

@@ -250,8 +250,11 @@ def test_only_this_stacks_alarms_may_publish_to_the_topic(stack: Stack) -> None:
     assert allow["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
     assert allow["Action"] == "sns:Publish"
     assert allow["Condition"]["StringEquals"] == {"aws:SourceAccount": ACCOUNT_ID}
-    source = allow["Condition"]["ArnLike"]["aws:SourceArn"]
-    assert source == f"arn:aws:cloudwatch:eu-west-1:{ACCOUNT_ID}:alarm:{stack.parameters['AWS::StackName']}-*"
+    # each of the stack's alarms by its own ARN: `alarm:<stack>-*` would admit stack <stack>-eu's too
+    sources = allow["Condition"]["ArnEquals"]["aws:SourceArn"]
+    assert sorted(sources, key=str) == sorted(
+        ({"Fn::GetAtt": f"{name}.Arn"} for name in stack.of_type("AWS::CloudWatch::Alarm")), key=str
+    )
     # AND everyone else, the account's own roles included, is refused publishing
     (deny,) = denies
     assert (deny["Principal"], deny["Action"]) == ("*", "sns:Publish")

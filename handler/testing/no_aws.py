@@ -1,0 +1,102 @@
+"""Where boto3 points in a test that did not ask for `median_aws`: a loopback server that refuses every call.
+
+The pytest plugin points every test's boto3 here (handler/testing/pytest_plugin.py), so a test
+that forgot the fixture can reach no AWS, neither moto's server nor a real account, and fails
+at its first call, at once, saying what to do: no retries against a closed port, no timeout.
+Each answer is a 400 in the shape the call's protocol reads (JSON for DynamoDB, Secrets Manager
+and Parameter Store; XML for S3, STS and SNS; CBOR for CloudWatch), so botocore raises a
+ClientError whose code is `UseTheMedianAwsFixture` and whose message names the fix, and it
+never retries one. Nothing is stored, and nothing sent is read past its headers.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HOST = "127.0.0.1"
+ERROR_CODE = "UseTheMedianAwsFixture"
+MESSAGE = (
+    "This test did not ask for the median_aws fixture, so no AWS answers it, neither moto's server nor a real "
+    "account: add median_aws to the test's parameters (docs/your-own-systems.md, 'Test each')."
+)
+
+
+def _cbor_text(text: str) -> bytes:
+    """A CBOR text string: major type 3, its length, its UTF-8 bytes."""
+    data = text.encode("utf-8")
+    if len(data) < 24:
+        return bytes([0x60 + len(data)]) + data
+    if len(data) < 256:
+        return bytes([0x78, len(data)]) + data
+    return bytes([0x79]) + len(data).to_bytes(2, "big") + data
+
+
+def _cbor_error() -> bytes:
+    """{"__type": code, "message": text} in CBOR, what smithy's rpc-v2-cbor protocol reads an error from."""
+    return bytes([0xA2]) + _cbor_text("__type") + _cbor_text(ERROR_CODE) + _cbor_text("message") + _cbor_text(MESSAGE)
+
+
+def _xml_error(query: bool) -> bytes:
+    error = f"<Error><Type>Sender</Type><Code>{ERROR_CODE}</Code><Message>{MESSAGE}</Message></Error>"
+    document = f"<ErrorResponse>{error}<RequestId>no-aws</RequestId></ErrorResponse>" if query else error
+    return document.encode("utf-8")
+
+
+def refusal(headers: dict[str, str]) -> tuple[str, bytes]:
+    """(Content-Type, body) of the refusal, in the protocol the request's headers show it speaks."""
+    content_type = headers.get("content-type", "").lower()
+    if headers.get("smithy-protocol", "").lower() == "rpc-v2-cbor":
+        return "application/cbor", _cbor_error()
+    if "x-amz-target" in headers or "json" in content_type:
+        return "application/x-amz-json-1.1", json.dumps({"__type": ERROR_CODE, "message": MESSAGE}).encode("utf-8")
+    if "x-www-form-urlencoded" in content_type:
+        return "text/xml", _xml_error(query=True)  # the query protocol: STS, SNS, CloudFormation
+    # A REST service: S3's XML, or the JSON of Lambda and API Gateway, which read the header.
+    if "/s3/" in headers.get("authorization", "") or "x-amz-content-sha256" in headers:
+        return "application/xml", _xml_error(query=False)
+    return "application/json", json.dumps({"message": MESSAGE}).encode("utf-8")
+
+
+class _Refuse(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def _refuse(self) -> None:
+        content_type, body = refusal({name.lower(): value for name, value in self.headers.items()})
+        self.send_response(400)
+        self.send_header("Content-Type", content_type)
+        self.send_header("x-amzn-ErrorType", ERROR_CODE)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")  # the body sent, if any, stays unread
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        self.close_connection = True
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _refuse
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+class NoAwsServer:
+    """The refusing server on a free port of 127.0.0.1, in a thread of this process."""
+
+    def __init__(self) -> None:
+        self._server = ThreadingHTTPServer((HOST, 0), _Refuse)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="no-aws", daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{HOST}:{self._server.server_address[1]}"
+
+    def start(self) -> str:
+        self._thread.start()
+        return self.endpoint
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
