@@ -171,7 +171,18 @@ def test_a_boundary_statement_beyond_the_stack_is_named_with_the_fix() -> None:
     ]
 
 
-@pytest.mark.parametrize("stage", ["staging", "production"])
+def pipeline_stages() -> list[str]:
+    """The stages samconfig.toml holds beside default: the names `copier copy` was given, or a user's own."""
+    document = tomllib.loads(SAMCONFIG.read_text(encoding="utf-8"))
+    return [name for name, section in document.items() if isinstance(section, dict) and name != "default"]
+
+
+def test_the_pipeline_has_stages_to_deploy() -> None:
+    # GIVEN samconfig.toml, WHEN its pipeline stages are read, THEN there are some: the test below checks each
+    assert pipeline_stages(), "samconfig.toml names no stage beside [default]: the deploy workflow has none to deploy"
+
+
+@pytest.mark.parametrize("stage", pipeline_stages())
 def test_each_stage_deploys_under_its_pipeline_stacks_boundary(stage: str) -> None:
     # GIVEN the stage's deploy settings in samconfig.toml, which the GitHub workflow deploys with
     document = tomllib.loads(SAMCONFIG.read_text(encoding="utf-8"))
