@@ -8,7 +8,8 @@ In a temporary folder, from a clone of this checkout (its uncommitted changes co
 2. a project copied from the previous release, changed as a user would (a tool of its own with
    its tests, a setting in every stage, a local settings file, a dependency, a resource and an
    output in template.yaml's `# >>> yours` blocks), then upgraded to this version with its own
-   `make upgrade`: nothing of the user's is changed, the template's changes are all there, and
+   `make upgrade`, doing what CHANGELOG.md's "What you must do" asks of each version crossed:
+   nothing of the user's is changed, the template's changes are all there, and
    `make lint test check build` pass.
 Any step that fails fails the proof. The previous release is the newest vX.Y.Z tag before this
 commit; a clone without tags (CI's may have none) gets them from CHANGELOG.md, each release's
@@ -57,6 +58,27 @@ USER_DEPENDENCY = '    "python-dateutil>=2.9",\n'
 
 class ProofFailed(Exception):
     pass
+
+
+def grant_the_pipeline_the_users_table(project: Path) -> list[str]:
+    """2.0.0: the pipeline's CloudFormation role creates a table of the user's by its logical id."""
+    role = project / "pipeline" / "oidc-role.yaml"
+    text = role.read_text(encoding="utf-8")
+    marker = "# <<< yours: tables"
+    if marker not in text:
+        raise ProofFailed(f"pipeline/oidc-role.yaml has no `{marker}` line for the user's tables")
+    # The first block is the CloudFormation role's (what the stack creates); the user's function
+    # calls no table of its own in this proof, so the boundary's block stays empty.
+    start = text.rindex("\n", 0, text.index(marker)) + 1
+    indent = text[start : text.index(marker)]
+    table = "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${AppStackName}-LoyaltyTable-*"
+    line = f"{indent}- !Sub {table}\n"
+    role.write_text(text[:start] + line + text[start:], encoding="utf-8")
+    return ["pipeline/oidc-role.yaml"]
+
+
+# What each version's "What you must do" (CHANGELOG.md) asks of this proof's user, by version.
+USERS_MUST_DO = {(2, 0, 0): grant_the_pipeline_the_users_table}
 
 
 def step(message: str) -> None:
@@ -139,6 +161,29 @@ def make(project: Path, *targets: str) -> None:
     run(["make", "--no-print-directory", *targets], project)
 
 
+def version_of(tag: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in tag.removeprefix("v").split("."))
+
+
+def upgrade(project: Path, previous_tag: str) -> list[str]:
+    """`make upgrade`, then what each version crossed asks of the user; the files that doing it touched."""
+    step(f"make upgrade VERSION=HEAD: {previous_tag} -> this version")
+    try:
+        make(project, "upgrade", "VERSION=HEAD")
+        upgraded = True
+    except ProofFailed:
+        upgraded = False
+    due = [do for version, do in sorted(USERS_MUST_DO.items()) if version > version_of(previous_tag)]
+    if not due:
+        if not upgraded:
+            raise ProofFailed(f"make upgrade failed, and no version since {previous_tag} asks anything of its user")
+        return []
+    step("do what CHANGELOG.md's 'What you must do' asks, then make lint test check")
+    touched = [name for do in due for name in do(project)]
+    make(project, "lint", "test", "check")
+    return touched
+
+
 def act_as_a_user(project: Path) -> None:
     """What a user does with a project over a few weeks, committed."""
     make(project, "new-tool", "NAME=loyalty_points")
@@ -176,7 +221,9 @@ def files_under(root: Path, folders: tuple[str, ...]) -> dict[str, bytes]:
     return found
 
 
-def check_the_upgrade(project: Path, users: dict[str, bytes], fresh: Path, previous: Path) -> list[str]:
+def check_the_upgrade(
+    project: Path, users: dict[str, bytes], fresh: Path, previous: Path, must_do: list[str]
+) -> list[str]:
     """What went wrong: the user's files changed, their blocks lost, or a template change missing."""
     problems = []
     now = files_under(project, USERS_OWN)
@@ -192,7 +239,7 @@ def check_the_upgrade(project: Path, users: dict[str, bytes], fresh: Path, previ
         problems.append("pyproject.toml lost the user's dependency")
     # The template's own files: those the user never touched are now exactly this version's, and
     # every line this version added to one the user did touch is in it.
-    touched = {"template.yaml", "pyproject.toml", "uv.lock", ".copier-answers.yml"}
+    touched = {"template.yaml", "pyproject.toml", "uv.lock", ".copier-answers.yml", *must_do}
     changed_by_the_template = 0
     for path in sorted(fresh.rglob("*")):
         name = str(path.relative_to(fresh))
@@ -247,15 +294,14 @@ def prove(scratch: Path) -> None:
     act_as_a_user(project)
     users = files_under(project, USERS_OWN)
 
-    step(f"make upgrade VERSION=HEAD: {previous_tag} -> this version")
-    make(project, "upgrade", "VERSION=HEAD")
+    must_do = upgrade(project, previous_tag)
     fresh, previous = scratch / "fresh", scratch / "previous"
     run([str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "HEAD", str(clone), str(fresh)], clone)
     run(
         [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", previous_tag, str(clone), str(previous)],
         clone,
     )
-    problems = check_the_upgrade(project, users, fresh, previous)
+    problems = check_the_upgrade(project, users, fresh, previous, must_do)
     if problems:
         raise ProofFailed("the upgrade is not what a user must get:\n  " + "\n  ".join(problems))
     make(project, "build")

@@ -98,7 +98,11 @@ def run(argv: list[str]) -> int:
     print(f"upgrade: now on {after}; checking it: make lint test check", flush=True)
     checked = subprocess.run(["make", "lint", "test", "check"], cwd=ROOT, check=False, env=environment)  # noqa: S607
     if checked.returncode != 0:
-        raise UpgradeStopped(f"The project on {after} fails the checks above: fix them before you commit.")
+        raise UpgradeStopped(
+            f"The project on {after} fails the checks above. CHANGELOG.md's 'What you must do', for each "
+            f"version after {before}, says what a version asks of your project: do it, then "
+            "`make lint test check`, and commit."
+        )
     print(
         f"upgrade: {before} -> {after}, merged and checked. Review `git diff`, read CHANGELOG.md for what you "
         "must do, then commit."
