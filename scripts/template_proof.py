@@ -264,7 +264,9 @@ def check_the_upgrade(
                 if line.strip()
             ]
     if not changed_by_the_template:
-        problems.append("this version changes no file of the previous release's: the upgrade proves nothing")
+        # Right after a release, or when only maintainer files changed since one: nothing to take,
+        # and the proof still holds that taking nothing leaves the project whole and green.
+        step("this version changes no file a project holds since the previous release: the upgrade is a no-op")
     return problems
 
 
