@@ -21,8 +21,8 @@ template-proof: $(COPIER_INSTALLED) $(INSTALLED) ## copier copy this version, an
 release: $(INSTALLED) ## Release CHANGELOG.md's Unreleased section as VERSION=X.Y.Z: one commit, one tag
 	$(BIN)/python -m scripts.release $(VERSION)
 
-# The README's "Make it yours", proven in a temporary copy on this checkout's virtualenvs.
-swap-check: $(INSTALLED) ## In a temporary copy: delete the examples, make new-tool, make lint test check build
+# The README's "Make it yours", proven in a project copied from this checkout, as a user's is.
+swap-check: $(COPIER_INSTALLED) $(INSTALLED) ## In a project copied from this checkout: delete the examples, make new-tool, make lint test check build
 	VENV="$(VENV)" scripts/swap_examples.sh
 
 # --- Benchmarks (issue 5) ------------------------------------------------------------
