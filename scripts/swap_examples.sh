@@ -34,19 +34,12 @@ step() { printf '\n--- swap-check: %s\n' "$*" >&2; }
 in_copy() { env -u VIRTUAL_ENV -u MAKEFLAGS -u MAKELEVEL make --no-print-directory -C "$copy" "$@"; }
 
 step "copier copy this checkout, with its examples, to $copy"
-# From a clone with what the working tree changed committed: Copier reads a git template's
-# tracked files, never the virtualenvs, builds or the dev key beside them.
-git clone --quiet --no-local "$root" "$scratch/template"
-(cd "$root" && git ls-files -z --modified --others --exclude-standard | while IFS= read -r -d '' file; do
-  if [ -e "$file" ]; then printf '%s\0' "$file"; fi  # a tracked file you deleted is not copied
-done | tar --null -T - -cf -) | tar -C "$scratch/template" -xf -
-(cd "$root" && git ls-files -z --deleted) | (cd "$scratch/template" && xargs -0 -r rm -f --)
-if [ -n "$(git -C "$scratch/template" status --porcelain)" ]; then
-  git -C "$scratch/template" add -A
-  git -C "$scratch/template" -c user.name=swap-check -c user.email=swap@example.invalid \
-    commit --quiet -m "The working tree's changes, for the swap check"
-fi
-"$venv/copier/bin/copier" copy --trust --defaults --quiet --vcs-ref HEAD "$scratch/template" "$copy"
+# From a clone with what the working tree changed committed (the template proof's own clone):
+# Copier reads a git template's tracked files, never the virtualenvs, builds or the dev key beside them.
+template=$(cd "$root" && "$venv/bin/python" -c \
+  'import sys; from pathlib import Path; from scripts.template_proof import template_clone; print(template_clone(Path(sys.argv[1])))' \
+  "$scratch")
+"$venv/copier/bin/copier" copy --trust --defaults --quiet --vcs-ref HEAD "$template" "$copy"
 in_copy install
 
 step "delete the examples: ${examples[*]}"
