@@ -39,12 +39,19 @@ UV_INSTALLED := $(VENV)/.uv-installed
 UV_ENV := UV_PYTHON_DOWNLOADS=never UV_PYTHON=$(BIN)/python
 # When `uv sync --locked` fails, the lock may no longer match pyproject.toml: if so, this names
 # the command that fixes it (any other failure, a network one say, is uv's own message above).
-STALE_LOCK = { $(BIN)/python -m scripts.lock check; exit 1; }
+STALE_LOCK = { $(BIN)/python -m median_lambda.project.lock check; exit 1; }
+
+# uv's own pin, and its hashes, from uv.lock, read with the standard library: nothing is installed yet.
+UV_REQUIREMENT = import sys, tomllib; \
+	uv = [p for p in tomllib.load(open("uv.lock", "rb"))["package"] if p["name"] == "uv"]; \
+	len(uv) == 1 or sys.exit("uv.lock pins no single version of uv: run `uv lock` (or make lock where uv is) and commit uv.lock"); \
+	files = ([uv[0]["sdist"]] if "sdist" in uv[0] else []) + uv[0].get("wheels", []); \
+	print(f"uv=={uv[0]["version"]}", *(f"--hash={f["hash"]}" for f in files))
 
 $(UV_INSTALLED): uv.lock
 	$(NEED_LAMBDA_PYTHON)
 	$(PYTHON) -m venv $(VENV)
-	$(PYTHON) -m scripts.lock uv-requirement > $(VENV)/uv-requirement.txt
+	$(PYTHON) -c '$(UV_REQUIREMENT)' > $(VENV)/uv-requirement.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(VENV)/uv-requirement.txt
 	@touch $@
 
@@ -61,7 +68,7 @@ install: $(INSTALLED) ## Create .venv from uv.lock: the runtime, test and lint d
 # $(call TOOL_VENV,<venv>,<NAME>,<how uv pip puts it there: sync, or install beside what is there>)
 define TOOL_VENV
 	$(PYTHON) -m venv $(1)
-	$(BIN)/python -m scripts.lock tool-requirements $(2) > $(1)/requirements.txt
+	$(BIN)/python -m median_lambda.project.lock tool-requirements $(2) > $(1)/requirements.txt
 	$(UV_ENV) $(UV) pip $(or $(3),sync) --quiet --python $(1)/bin/python --require-hashes $(1)/requirements.txt
 	@touch $(1)/.installed
 endef
@@ -69,11 +76,11 @@ endef
 # UPGRADE="pydantic wrapt" moves those packages to their newest allowed versions, UPGRADE=all every package.
 lock: $(UV_INSTALLED) ## Update uv.lock and tooling/*.lock after a change to pyproject.toml or tooling/; UPGRADE=NAME (or all)
 	$(UV_ENV) $(UV) lock $(if $(filter all,$(UPGRADE)),--upgrade,$(addprefix --upgrade-package ,$(UPGRADE)))
-	$(BIN)/python -m scripts.lock tooling $(UPGRADE)
+	$(BIN)/python -m median_lambda.project.lock tooling $(UPGRADE)
 
 # GitHub's Checks workflow runs this; no advisory source is reachable from every machine.
 audit: $(UV_INSTALLED) ## Audit every version in uv.lock against known vulnerabilities (OSV)
-	$(BIN)/python -m scripts.audit
+	$(BIN)/python -m median_lambda.project.audit
 
 test: $(INSTALLED) ## Run the whole test suite
 	$(BIN)/python -m pytest
@@ -90,19 +97,19 @@ test-tools: $(INSTALLED) ## Run only your tools' tests, tests/tools/ (seconds; m
 # LOCAL_AWS=moto: moto's server stands in for AWS, seeded from tools/settings.local.toml and
 # tests/tools/local_aws_seed.py (docs/configuration.md); unset, tools use your own credentials.
 serve: $(INSTALLED) ## Serve the endpoint on http://127.0.0.1:$(PORT) with a local dev key; LOCAL_AWS=moto: no AWS account
-	PORT=$(PORT) LOCAL_AWS=$(LOCAL_AWS) $(BIN)/python -m devserver
+	PORT=$(PORT) LOCAL_AWS=$(LOCAL_AWS) $(BIN)/python -m median_lambda.devserver
 
 # ALSO="other.json https://..." checks them with the organisation's other endpoints (their
 # saved manifests, or their URLs with a signed GET under $MEDIAN_KEY or KEY_FILE=).
 check: $(INSTALLED) ## Check the tools against Median's sync rules; ALSO="SOURCE ..." adds other endpoints
-	$(BIN)/python -m handler check $${ALSO:+--also $$ALSO} $${KEY_FILE:+--key-file "$$KEY_FILE"}
+	$(BIN)/python -m median_lambda check $${ALSO:+--also $$ALSO} $${KEY_FILE:+--key-file "$$KEY_FILE"}
 
 new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NAME=loyalty_points
 	@[ -n "$$NAME" ] || { echo "Name the tool's module: make new-tool NAME=loyalty_points" >&2; exit 2; }
-	$(BIN)/python -m handler new-tool "$$NAME"
+	$(BIN)/python -m median_lambda new-tool "$$NAME"
 
 lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format); mypy on handler/, tools/ and tests/contract/; handler/'s layers
-	$(BIN)/python -m scripts.lock check
+	$(BIN)/python -m median_lambda.project.lock check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -148,7 +155,7 @@ build: $(SAM_INSTALLED) $(INSTALLED) ## sam build: the Lambda artifact in .aws-s
 	$(SAM) build
 
 validate: $(SAM_INSTALLED) $(INSTALLED) ## sam validate --lint, serverless rules, Checkov; a version left stale, Lambda's 256-char and 4 KB limits
-	$(BIN)/python -m scripts.check_template
+	$(BIN)/python -m median_lambda.deploy.template_check
 	$(SAM) validate --lint
 	$(SAM) validate --lint --template pipeline/oidc-role.yaml
 
@@ -203,24 +210,23 @@ validate-checkov: $(CHECKOV_INSTALLED)
 # handler/version.txt the template's version, which every log line carries.
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
-	$(BIN)/python -m handler check --no-local
+	$(BIN)/python -m median_lambda check --no-local
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
-	$(BIN)/python -m scripts.artifact_sources "$(ARTIFACTS_DIR)" handler tools
-	$(BIN)/python -m scripts.lock artifact-requirements > $(VENV)/artifact-requirements.txt
-	machine=$$($(BIN)/python -m scripts.sam_settings wheel-machine) && \
+	$(BIN)/python -m median_lambda.build.sources "$(ARTIFACTS_DIR)"
+	$(BIN)/python -m median_lambda.project.lock artifact-requirements > $(VENV)/artifact-requirements.txt
+	machine=$$($(BIN)/python -m median_lambda.project.sam_config wheel-machine) && \
 	$(UV_ENV) $(UV) pip install --quiet --python $(BIN)/python --target "$(ARTIFACTS_DIR)" \
 		--python-platform $$machine-manylinux2014 --python-version $(LAMBDA_PYTHON) \
 		--only-binary :all: --require-hashes --no-deps -r $(VENV)/artifact-requirements.txt
 	rm -f $(VENV)/artifact-requirements.txt
-	$(BIN)/python -m scripts.compile_artifact "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
+	$(BIN)/python -m median_lambda.build.compile "$(ARTIFACTS_DIR)" $(LAMBDA_PYTHON)
 	rm -rf "$(ARTIFACTS_DIR)/bin" "$(ARTIFACTS_DIR)/.lock"
-	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
-	$(BIN)/python -m handler stages > "$(ARTIFACTS_DIR)/handler/stages.txt"
-	$(BIN)/python -m handler --version | cut -d ' ' -f 2 > "$(ARTIFACTS_DIR)/handler/version.txt"
+	$(BIN)/python -m median_lambda manifest > "$(ARTIFACTS_DIR)/median_lambda/manifest.json"
+	$(BIN)/python -m median_lambda stages > "$(ARTIFACTS_DIR)/median_lambda/stages.txt"
 
 event: $(INSTALLED) ## A freshly signed event in events/ for sam local: TOOL=name INPUT='{...}', or a GET
-	$(BIN)/python -m handler event $(REQUEST_OPTIONS)
-	$(BIN)/python -m handler local-env --output $(ENV_VARS)
+	$(BIN)/python -m median_lambda event $(REQUEST_OPTIONS)
+	$(BIN)/python -m median_lambda local-env --output $(ENV_VARS)
 
 # --- sam local: the built artifact in Lambda's container image ------------------------
 # LOCAL_ARCH=x86_64 (or arm64) runs it on that architecture instead of the template's: a copy of
@@ -239,16 +245,16 @@ LOCAL_TEMPLATE = .aws-sam/template-$(LOCAL_ARCH).yaml
 # start-api's own default port, so a `make serve` on 3000 never answers the curls meant for it.
 START_API_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),3001)
 SAM_LOCAL = $(SAM) local $(1) --template $(LOCAL_BUILD_DIR)/template.yaml \
-	--parameter-overrides "$$($(BIN)/python -m scripts.sam_settings local-overrides)" $(SAM_FLAGS)
+	--parameter-overrides "$$($(BIN)/python -m median_lambda.project.sam_config local-overrides)" $(SAM_FLAGS)
 .PHONY: local-build
 
 local-build: $(SAM_INSTALLED) $(INSTALLED)
-	@overrides=$$($(BIN)/python -m scripts.sam_settings local-overrides) || exit 2
+	@overrides=$$($(BIN)/python -m median_lambda.project.sam_config local-overrides) || exit 2
 ifeq ($(strip $(LOCAL_ARCH)),)
 	$(SAM) build
 else
 	@mkdir -p .aws-sam && cp template.yaml $(LOCAL_TEMPLATE)
-	$(BIN)/python -m scripts.set_architecture $(LOCAL_ARCH) --template $(LOCAL_TEMPLATE) >/dev/null
+	$(BIN)/python -m median_lambda.project.architecture $(LOCAL_ARCH) --template $(LOCAL_TEMPLATE) >/dev/null
 	LAMBDA_ARCHITECTURE=$(LOCAL_ARCH) $(SAM) build --template $(LOCAL_TEMPLATE) --base-dir . \
 		--config-file "$(CURDIR)/samconfig.toml" --build-dir $(LOCAL_BUILD_DIR) --cache-dir .aws-sam/cache-local-$(LOCAL_ARCH)
 endif
@@ -256,25 +262,25 @@ endif
 # Signatures go stale after 300 s: each invoke signs its event anew.
 invoke: local-build ## sam local invoke with a fresh event: TOOL=orderStatus INPUT='{...}'; LOCAL_ARCH=, SAM_FLAGS=
 	$(NEED_CONTAINER)
-	$(BIN)/python -m handler local-env --output $(ENV_VARS) >/dev/null
-	event=$$($(BIN)/python -m handler event $(REQUEST_OPTIONS)) && \
+	$(BIN)/python -m median_lambda local-env --output $(ENV_VARS) >/dev/null
+	event=$$($(BIN)/python -m median_lambda event $(REQUEST_OPTIONS)) && \
 		$(call SAM_LOCAL,invoke MedianToolsFunction) --event "$$event" --env-vars $(ENV_VARS)
 
 start-api: local-build ## sam local start-api on http://127.0.0.1:3001 (PORT=), verifying with the local dev key
 	$(NEED_CONTAINER)
-	@$(BIN)/python -m scripts.port_free $(START_API_PORT) "PORT=$$(( $(START_API_PORT) + 100 )) make start-api"
-	$(BIN)/python -m handler local-env --output $(ENV_VARS) >/dev/null
+	@$(BIN)/python -m median_lambda.deploy.port_free $(START_API_PORT) "PORT=$$(( $(START_API_PORT) + 100 )) make start-api"
+	$(BIN)/python -m median_lambda local-env --output $(ENV_VARS) >/dev/null
 	$(call SAM_LOCAL,start-api) --port $(START_API_PORT) --env-vars $(ENV_VARS)
 
 call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=, INPUT=, DIAGNOSTICS=1
-	$(BIN)/python -m handler call "$$URL" $(REQUEST_OPTIONS) $${KEY_FILE:+--key-file "$$KEY_FILE"}
+	$(BIN)/python -m median_lambda call "$$URL" $(REQUEST_OPTIONS) $${KEY_FILE:+--key-file "$$KEY_FILE"}
 
 # The preflight stops a deploy that could not work (no credentials, no secret, a setting samconfig.toml
 # passes that the template no longer takes) and asks for --guided while the stack does not exist.
 # The guided questions are only what differs per deployment (template.yaml's Parameters); the
 # architecture the build is for is written in the template, so no answer can change it.
 deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy" and docs/deploy.md
-	flags=$$($(BIN)/python -m scripts.deploy_preflight) && \
+	flags=$$($(BIN)/python -m median_lambda.deploy.preflight) && \
 	$(SAM) deploy $$flags
 
 delete: $(SAM_INSTALLED) ## Delete the deployed stack (the key's secret stays)
@@ -306,7 +312,7 @@ $(COPIER_INSTALLED): tooling/copier.py.lock $(UV_INSTALLED)
 	$(call TOOL_VENV,$(COPIER_VENV),copier)
 
 upgrade: $(COPIER_INSTALLED) $(INSTALLED) ## Take a later version of the template (copier update), then make lint test check; VERSION=v1.2.0
-	$(BIN)/python -m scripts.upgrade $(VERSION)
+	$(BIN)/python -m median_lambda.project.upgrade $(VERSION)
 
 # The template repository's own targets (the bench, mutation testing, the browser tests, the
 # template's proofs and releases): maintainer.mk, which projects made from the template do not get.

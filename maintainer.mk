@@ -3,7 +3,7 @@
 # includes it where it is there.
 
 # The inspector's browser tests drive Chromium with Playwright, in the dev venv beside the rest.
-INSTALL_GROUPS += browser
+INSTALL_GROUPS += maintainers
 
 .PHONY: swap-check template-proof release lint-maintainers
 

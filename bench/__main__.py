@@ -29,7 +29,7 @@ checked, nothing more.
 Idempotency on (two DynamoDB writes per call, to moto's server) has rows of its own, with no
 target. Then the ideas bench/README.md weighs, measured the same way; the size of the `sam
 build` artifact (when `make build` has put the SAM CLI in .venv/sam-cli); `python -X
-importtime` top 10 for handler.app. Secrets Manager and DynamoDB are moto's server on a free
+importtime` top 10 for median_lambda.app. Secrets Manager and DynamoDB are moto's server on a free
 loopback port, reached over HTTP. It prints a table and writes bench/results.json;
 `--markdown` prints that file as the README's table.
 

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import (
+from median_lambda.protocol import (
     KEY_SECRET_ENV,
     PREBUILT_MANIFEST_FILE,
     SECRETS_EXTENSION_PORT_ENV,
     SECRETS_EXTENSION_TOKEN_ENV,
     TOOLS_PACKAGE_ENV,
 )
-from handler.testing import call_body, signed_event
+from median_lambda.testing import call_body, signed_event
 from tests.support.cold_start import lay_out_artifact
 from tests.support.secrets_extension import SecretsExtensionStandIn
 
@@ -106,7 +106,7 @@ def set_the_stage(stack: ExitStack, runtime_python: str) -> Stage:
     extension = stack.enter_context(SecretsExtensionStandIn(endpoint_url, SESSION_TOKEN))
     artifact = lay_out_artifact(work / "artifact", prebuilt_manifest=True)
     shutil.copy2(ROOT / "bench" / "peer.py", artifact / "bench" / "peer.py")
-    manifest_path = artifact / "handler" / PREBUILT_MANIFEST_FILE
+    manifest_path = artifact / "median_lambda" / PREBUILT_MANIFEST_FILE
     manifest = manifest_path.read_text(encoding="utf-8").strip()
     return Stage(
         work=work,
@@ -126,7 +126,7 @@ def start_moto(stack: ExitStack) -> str:
     """moto's server on loopback, holding the bench key and an idempotency table; returns its endpoint URL."""
     import boto3
 
-    from handler.testing.moto_server import LocalMotoServer
+    from median_lambda.testing.moto_server import LocalMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
     # The project's one way to run moto: loopback only, and no web page's request answered.

@@ -13,7 +13,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import (
+from median_lambda.protocol import (
     SECRETS_EXTENSION_HOST,
     SECRETS_EXTENSION_PATH,
     SECRETS_EXTENSION_PORT_ENV,

@@ -1,5 +1,5 @@
 """What a run reports beside the ratios: the modules a cold start imports beyond its floor, what
-creating a client costs, `python -X importtime` for handler.app, and the `sam build` artifact's size."""
+creating a client costs, `python -X importtime` for median_lambda.app, and the `sam build` artifact's size."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.environment import ROOT
-from handler.protocol import PREBUILT_MANIFEST_FILE, TOOLS_PACKAGE_ENV
+from median_lambda.protocol import PREBUILT_MANIFEST_FILE, TOOLS_PACKAGE_ENV
 
 if TYPE_CHECKING:
     from bench.cold import ColdProcesses
@@ -86,17 +86,17 @@ def package_size(build_root: Path) -> dict[str, Any]:
         "files": len(files),
         "unzipped_bytes": sum(path.stat().st_size for path in files),
         "zipped_bytes": Path(archive).stat().st_size,
-        "prebuilt_manifest": (artifact / "handler" / PREBUILT_MANIFEST_FILE).exists(),
+        "prebuilt_manifest": (artifact / "median_lambda" / PREBUILT_MANIFEST_FILE).exists(),
         "build_seconds": round(time.monotonic() - started, 1),
     }
 
 
 def import_time(python: str, env: dict[str, str], repeats: int = 3) -> dict[str, Any]:
-    """`python -X importtime -c 'import handler.app'`: of `repeats` runs, the median one's top 10 by cumulative time."""
+    """`python -X importtime -c 'import median_lambda.app'`: of `repeats` runs, the median one's top 10 by cumulative time."""
     runs: list[tuple[int, list[dict[str, Any]]]] = []
     for _ in range(repeats):
         finished = subprocess.run(  # noqa: S603 - this venv's Python running this bench's own scripts
-            [python, "-X", "importtime", "-c", "import handler.app"],
+            [python, "-X", "importtime", "-c", "import median_lambda.app"],
             env=env,
             capture_output=True,
             text=True,
@@ -107,7 +107,7 @@ def import_time(python: str, env: dict[str, str], repeats: int = 3) -> dict[str,
             if line.startswith("import time:") and "self [us]" not in line:
                 self_us, cumulative_us, name = line.removeprefix("import time:").split("|")
                 rows.append({"module": name.rstrip(), "self_us": int(self_us), "cumulative_us": int(cumulative_us)})
-        total = next(row["cumulative_us"] for row in rows if row["module"].strip() == "handler.app")
+        total = next(row["cumulative_us"] for row in rows if row["module"].strip() == "median_lambda.app")
         runs.append((total, rows))
     runs.sort(key=lambda run: run[0])
     total, rows = runs[len(runs) // 2]

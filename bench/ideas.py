@@ -191,14 +191,14 @@ def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
     """What handler/ does its own way instead of a library's public API, each piece on the floor, both ways."""
     from aws_lambda_powertools.utilities.parameters import get_secret
 
-    from handler.app import key_source
+    from median_lambda.app import key_source
 
     floor_get, floor_post = contenders.floor_get, contenders.floor_post
     cases = []
     key_loops = [
         WarmLoop("the floor", [], floor_get),
         WarmLoop(
-            "warm GET floor + the key from handler.key.source's cache", [], with_key_read(floor_get, key_source.get)
+            "warm GET floor + the key from median_lambda.key.source's cache", [], with_key_read(floor_get, key_source.get)
         ),
         WarmLoop(
             "warm GET floor + the key from Powertools' get_secret cache",

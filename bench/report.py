@@ -80,7 +80,7 @@ def table(results: dict[str, Any]) -> str:
         )
     imports = results["import_time"]
     lines.append(
-        f"\nimport handler.app: {imports['handler_app_us'] / 1000:.1f} ms, {imports['modules']} modules; "
+        f"\nimport median_lambda.app: {imports['handler_app_us'] / 1000:.1f} ms, {imports['modules']} modules; "
         "top 10 by cumulative time:"
     )
     for row in imports["top"]:

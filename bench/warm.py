@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from bench.environment import BENCH_KEY, IDEMPOTENCY_TABLE, get_event, post_event
 from bench.floors import make_floor_get, make_floor_post
 from bench.ratios import Samples
-from handler.testing import FakeLambdaContext
+from median_lambda.testing import FakeLambdaContext
 
 if TYPE_CHECKING:
     from contextlib import ExitStack
@@ -97,13 +97,13 @@ def warm_contenders(stack: ExitStack, stage: Stage) -> WarmContenders:
     # Metrics print a line per call, as on Lambda, where stdout goes to CloudWatch Logs.
     sink = stack.enter_context(Path(os.devnull).open("w", encoding="utf-8"))  # noqa: SIM115 - closed with the run's stack
     stack.enter_context(redirect_stdout(sink))
-    import handler.app
+    import median_lambda.app
     from bench.peer import lambda_handler as peer_handler
 
     context = FakeLambdaContext(timeout_seconds=3600)
 
     def ours(event: dict[str, Any]) -> dict[str, Any]:
-        return handler.app.lambda_handler(event, context)  # type: ignore[arg-type]
+        return median_lambda.app.lambda_handler(event, context)  # type: ignore[arg-type]
 
     def theirs(event: dict[str, Any]) -> dict[str, Any]:
         return peer_handler(event, context)  # type: ignore[arg-type]

@@ -217,14 +217,14 @@ def prepare(module: str) -> Path:
     missing = [path for path in GUARDS[module] if not (ROOT / path).is_file()]
     if missing:
         raise SystemExit(f"The tests named to guard {module} are missing: {', '.join(missing)}")
-    also_copy = sorted(tops - {"handler", "tests", "pyproject.toml"})
+    also_copy = sorted(tops - {"median_lambda", "tests", "pyproject.toml"})
     pytest_arguments = ["-p", "no:cacheprovider", "-q", "-x", *(f"--deselect={test}" for test in NOT_UNDER_MUTMUT)]
     # A JSON array of strings is a TOML array as it stands.
     settings = "\n".join(
         [
             "",
             "[tool.mutmut]",
-            'source_paths = ["handler"]',
+            'source_paths = ["median_lambda"]',
             f"only_mutate = {json.dumps([SOURCES[module]])}",
             f"also_copy = {json.dumps(also_copy)}",
             f"pytest_add_cli_args_test_selection = {json.dumps(GUARDS[module])}",

@@ -45,7 +45,7 @@ in_copy install
 step "delete the examples: ${examples[*]}"
 (cd "$copy" && rm -rf -- "${examples[@]}")
 step "delete the examples' blocks in template.yaml, tools/settings.toml and pipeline/oidc-role.yaml"
-(cd "$copy" && .venv/bin/python -m scripts.remove_example_blocks)
+(cd "$copy" && .venv/bin/python -m median_lambda.project.examples)
 
 step "make test-tools, with no tool tests yet"
 in_copy test-tools
@@ -78,6 +78,6 @@ PYTHON
 
 step "make lint test check build"
 in_copy lint test check build
-(cd "$copy" && .venv/bin/python -m scripts.check_artifact)
+(cd "$copy" && .venv/bin/python -m median_lambda.build.check)
 
 step "passed: without the examples, with a new tool and a project on real systems, every check is green"

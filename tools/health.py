@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from handler import ToolContext, diagnostics
+from median_lambda import ToolContext, diagnostics
 from tools._sample_store import ORDERS
 
 

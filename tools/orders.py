@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from handler import ToolContext, ToolError, tool
+from median_lambda import ToolContext, ToolError, tool
 from tools._sample_store import Order, find_order
 
 

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from handler import Secret, Settings, ToolContext, ToolError, tool
+from median_lambda import Secret, Settings, ToolContext, ToolError, tool
 
 
 class ReturnsSettings(Settings):

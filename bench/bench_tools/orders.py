@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from bench.bench_tools._orders import find_order, status_of
-from handler import ToolError, tool
+from median_lambda import ToolError, tool
 
 
 class OrderStatusInput(BaseModel):

@@ -81,7 +81,7 @@ def test_pytests_own_script_finds_the_plugin_the_tools_and_the_contract_suite(pr
     # GIVEN the project, run as `uv run pytest` runs it: pytest's script, whose import path lacks the project
     # WHEN it collects the contract suite
     finished = _run(project, [".venv/bin/pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests/contract"])
-    # THEN handler.testing's plugin, the tools and the suite's own modules all import
+    # THEN median_lambda.testing's plugin, the tools and the suite's own modules all import
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert "tests/contract/test_post.py::test_input_with_a_field_your_tool_does_not_have" in finished.stdout
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import boto3
 
-from handler import Settings
+from median_lambda import Settings
 
 
 class SeedSettings(Settings):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from handler.testing import FakeLambdaContext, MedianTestClient, diagnostics_body, signed_event
+from median_lambda.testing import FakeLambdaContext, MedianTestClient, diagnostics_body, signed_event
 
 
 def test_diagnostics_reports_the_store_without_any_order() -> None:

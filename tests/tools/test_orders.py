@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from handler.rules import check_manifest
-from handler.testing import MedianTestClient
+from median_lambda.rules import check_manifest
+from median_lambda.testing import MedianTestClient
 
 # The one tool of the example answer on Median's GET page, which orderStatus copies (the template's
 # own tests keep the page's whole answer; a project keeps this test, so it keeps the entry).

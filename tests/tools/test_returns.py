@@ -1,6 +1,6 @@
 """tools/returns.py on its backends: moto's DynamoDB and Secrets Manager over HTTP, and a stand-in carrier.
 
-`median_aws` (handler.testing's pytest fixture) gives each test an empty AWS on moto's server,
+`median_aws` (median_lambda.testing's pytest fixture) gives each test an empty AWS on moto's server,
 with the tools' clients and `Secret` pointed at it. The carrier is a small HTTP server on
 this machine, whose URL the test sets with MEDIAN_SETTING_PICKUP_API_URL: an override in the
 environment comes before tools/settings.toml.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from handler.testing import FakeLambdaContext, MedianAWS, MedianTestClient, call_body, signed_event
+from median_lambda.testing import FakeLambdaContext, MedianAWS, MedianTestClient, call_body, signed_event
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -8,8 +8,8 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
-from handler.testing import translated
-from scripts.remove_example_blocks import FILES, ROOT, main
+from median_lambda.testing import translated
+from median_lambda.project.examples import FILES, ROOT, main
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -9,21 +9,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from handler.authoring.api import ToolContext, ToolError, diagnostics, tool
-    from handler.authoring.dependencies import Parameter, Secret
-    from handler.authoring.settings import Settings
+    from median_lambda.authoring.api import ToolContext, ToolError, diagnostics, tool
+    from median_lambda.authoring.dependencies import Parameter, Secret
+    from median_lambda.authoring.settings import Settings
 
 __all__ = ["Parameter", "Secret", "Settings", "ToolContext", "ToolError", "diagnostics", "tool"]
 
 # Where each public name lives: imported at its first use.
 _HOMES = {
-    "Parameter": "handler.authoring.dependencies",
-    "Secret": "handler.authoring.dependencies",
-    "Settings": "handler.authoring.settings",
-    "ToolContext": "handler.authoring.api",
-    "ToolError": "handler.authoring.api",
-    "diagnostics": "handler.authoring.api",
-    "tool": "handler.authoring.api",
+    "Parameter": "median_lambda.authoring.dependencies",
+    "Secret": "median_lambda.authoring.dependencies",
+    "Settings": "median_lambda.authoring.settings",
+    "ToolContext": "median_lambda.authoring.api",
+    "ToolError": "median_lambda.authoring.api",
+    "diagnostics": "median_lambda.authoring.api",
+    "tool": "median_lambda.authoring.api",
 }
 
 
@@ -33,4 +33,4 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return getattr(importlib.import_module(home), name)
-    raise AttributeError(f"module 'handler' has no attribute {name!r}")
+    raise AttributeError(f"module 'median_lambda' has no attribute {name!r}")

@@ -1,7 +1,7 @@
-"""`python -m handler`: the protocol from the command line. See `python -m handler --help`."""
+"""`python -m median_lambda`: the protocol from the command line. See `python -m median_lambda --help`."""
 
 from __future__ import annotations
 
-from handler.cli.commands import main
+from median_lambda.cli.commands import main
 
 raise SystemExit(main())

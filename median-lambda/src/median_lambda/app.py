@@ -1,4 +1,4 @@
-"""The Lambda entry point: `handler.app.lambda_handler`.
+"""The Lambda entry point: `median_lambda.app.lambda_handler`.
 
 Checks run in the protocol's order: the method (405), the body's size (413), the
 signature header's shape and age (401, no key needed), the key (500 no_key), the
@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from handler.calls.idempotency import log_state_at_cold_start
-from handler.key.source import KeyUnavailable, MedianKeySource, log_key_unavailable
-from handler.protocol import (
+from median_lambda.calls.idempotency import log_state_at_cold_start
+from median_lambda.key.source import KeyUnavailable, MedianKeySource, log_key_unavailable
+from median_lambda.protocol import (
     ALLOWED_METHODS,
     DEFAULT_STAGE,
     MAX_BODY_BYTES,
@@ -24,28 +24,28 @@ from handler.protocol import (
     STAGE_ENV,
     ErrorCode,
 )
-from handler.request.events import BadEvent, BodyTooLarge, method_of, read_request
-from handler.request.responses import error_answer, fits_in_a_response, method_not_allowed, raw_json_answer
-from handler.request.signature import SignatureError, matches, parse_header
-from handler.runtime import observability, time_limits
-from handler.runtime.env import setting
-from handler.runtime.observability import (
+from median_lambda.request.events import BadEvent, BodyTooLarge, method_of, read_request
+from median_lambda.request.responses import error_answer, fits_in_a_response, method_not_allowed, raw_json_answer
+from median_lambda.request.signature import SignatureError, matches, parse_header
+from median_lambda.runtime import observability, time_limits
+from median_lambda.runtime.env import setting
+from median_lambda.runtime.observability import (
     flush_metrics,
     invocation_started,
     record_no_tool_can_run,
     record_rejected_signature,
     traced_handler,
 )
-from handler.snapstart import register_hooks_under_snapstart
+from median_lambda.snapstart import register_hooks_under_snapstart
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from handler.request.events import Request
-    from handler.request.responses import Answer
-    from handler.request.signature import SignatureHeader
+    from median_lambda.request.events import Request
+    from median_lambda.request.responses import Answer
+    from median_lambda.request.signature import SignatureHeader
 
     HandlePost = Callable[[bytes, str, LambdaContext | None], Answer]
 
@@ -65,7 +65,7 @@ log_state_at_cold_start()
 def _prebuilt_manifest() -> str | None:
     """The manifest `sam build` serialised into the artifact, or None in a source checkout.
 
-    Served as it is: the build ran the sync rules (`python -m handler manifest` refuses a
+    Served as it is: the build ran the sync rules (`python -m median_lambda manifest` refuses a
     manifest that breaks one), so GET needs neither the tools nor pydantic to answer it.
     """
     try:
@@ -77,9 +77,9 @@ def _prebuilt_manifest() -> str | None:
 
 
 def _manifest_from_tools() -> tuple[int, str]:
-    from handler.authoring.registry import ToolLoadError, load_tools
-    from handler.manifest.build import build_manifest
-    from handler.request.responses import error_body, shortened, to_json
+    from median_lambda.authoring.registry import ToolLoadError, load_tools
+    from median_lambda.manifest.build import build_manifest
+    from median_lambda.request.responses import error_body, shortened, to_json
 
     try:
         registry = load_tools()
@@ -141,7 +141,7 @@ def _unknown_stage() -> str | None:
         return None
     # A source checkout (make serve, the tests) reads settings.toml itself, anew each time: it is
     # saved while make serve runs. A deployed container gets here only to say why it refuses.
-    from handler.authoring.settings import ConfigurationError, known_stages, unknown_stage
+    from median_lambda.authoring.settings import ConfigurationError, known_stages, unknown_stage
 
     try:
         known = [DEFAULT_STAGE, *sorted(built - {DEFAULT_STAGE})] if built is not None else known_stages()
@@ -166,7 +166,7 @@ def _import_handle_post() -> HandlePost:
     """POST's machinery (pydantic, the tools, Metrics), imported at the first POST and kept at hand:
     an import statement run on every call costs a warm POST ~2 µs to find the module again."""
     global _handle_post
-    from handler.calls.dispatch import handle_post
+    from median_lambda.calls.dispatch import handle_post
 
     _handle_post = handle_post
     return handle_post
@@ -269,7 +269,7 @@ def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
         observability.logger.error(
             "Unhandled error", extra={"error_type": type(error).__name__, "reference": reference}
         )
-        from handler.authoring.local_crash import explain_locally
+        from median_lambda.authoring.local_crash import explain_locally
 
         explain_locally("The request", reference, error, authors_frames_only=False)
         return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)

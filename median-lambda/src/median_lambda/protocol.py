@@ -171,7 +171,7 @@ TOOLS_PACKAGE = "tools"
 TOOLS_PACKAGE_ENV = "MEDIAN_TOOLS_PACKAGE"
 
 # --- The prebuilt manifest ---------------------------------------------------------
-# `sam build` writes GET's answer, as `python -m handler manifest` prints it, to this file
+# `sam build` writes GET's answer, as `python -m median_lambda manifest` prints it, to this file
 # beside handler/app.py in the artifact; GET serves it without importing the tools or pydantic.
 # A source checkout has none, and GET builds the manifest from the tools instead.
 PREBUILT_MANIFEST_FILE = "manifest.json"
@@ -182,14 +182,8 @@ PREBUILT_MANIFEST_FILE = "manifest.json"
 STAGE_ENV = "MEDIAN_STAGE"
 DEFAULT_STAGE = "default"
 # `sam build` writes the stages tools/settings.toml declares, one a line, beside the prebuilt
-# manifest (`python -m handler stages`): a container checks its stage without reading TOML.
+# manifest (`python -m median_lambda stages`): a container checks its stage without reading TOML.
 PREBUILT_STAGES_FILE = "stages.txt"
-
-# --- The template's version -----------------------------------------------------------
-# pyproject.toml's [project].version: the version of the template this project was made from or
-# last upgraded to (CHANGELOG.md). `sam build` writes it beside the prebuilt manifest, where the
-# function reads it for its logs; `python -m handler --version` prints it.
-PREBUILT_VERSION_FILE = "version.txt"
 
 # --- POST operations -------------------------------------------------------------
 OP_CALL = "call"

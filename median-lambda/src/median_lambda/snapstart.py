@@ -18,13 +18,13 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import INITIALIZATION_TYPE_ENV, SNAPSTART_INITIALIZATION
-from handler.runtime import observability
+from median_lambda.protocol import INITIALIZATION_TYPE_ENV, SNAPSTART_INITIALIZATION
+from median_lambda.runtime import observability
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from handler.key.source import MedianKeySource
+    from median_lambda.key.source import MedianKeySource
 
 
 def register_hooks_under_snapstart(key_source: MedianKeySource, manifest_answer: Callable[[], Any]) -> bool:
@@ -50,9 +50,9 @@ def register_hooks_under_snapstart(key_source: MedianKeySource, manifest_answer:
 
 def before_snapshot(key_source: MedianKeySource, manifest_answer: Callable[[], Any]) -> None:
     """Warm everything a first request would build; then drop every key, client and timestamp."""
-    from handler.authoring.registry import load_tools
-    from handler.calls import idempotency
-    from handler.calls.dispatch import handle_post  # POST's machinery: pydantic, the deadline, Metrics
+    from median_lambda.authoring.registry import load_tools
+    from median_lambda.calls import idempotency
+    from median_lambda.calls.dispatch import handle_post  # POST's machinery: pydantic, the deadline, Metrics
 
     del handle_post  # imported for the modules it brings, found again at the first POST
     for tool in load_tools().tools:
@@ -83,13 +83,13 @@ def after_restore(key_source: MedianKeySource) -> None:
 
 def start_anew(key_source: MedianKeySource) -> None:
     """Forget the key, its timestamps and failures, the tools' secrets and parameters, and every AWS client."""
-    from handler.calls import idempotency
-    from handler.runtime.aws_clients import forget_tool_clients
+    from median_lambda.calls import idempotency
+    from median_lambda.runtime.aws_clients import forget_tool_clients
 
     key_source.forget()
     idempotency.forget_clients()
     forget_tool_clients()
-    if "handler.authoring.dependencies" in sys.modules:  # a tool's secrets, if any was read: never in a snapshot
-        from handler.authoring.dependencies import forget_secrets
+    if "median_lambda.authoring.dependencies" in sys.modules:  # a tool's secrets, if any was read: never in a snapshot
+        from median_lambda.authoring.dependencies import forget_secrets
 
         forget_secrets()

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from handler.authoring.registry import Tool, ToolDefinitionError, registry
-from handler.protocol import RISKS
-from handler.runtime.env import shown_path
+from median_lambda.authoring.registry import Tool, ToolDefinitionError, registry
+from median_lambda.protocol import RISKS
+from median_lambda.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -74,7 +74,7 @@ class ToolContext:
         botocore's error and raise a ToolError (handler/runtime/aws_clients.py, `bounds_within`). Clients
         are kept per container. `options` go to boto3.client (region_name, endpoint_url).
         """
-        from handler.runtime.aws_clients import client_within
+        from median_lambda.runtime.aws_clients import client_within
 
         return client_within(service, self.remaining_seconds(), **options)
 
@@ -84,7 +84,7 @@ class ToolContext:
         Pass it as the timeout of httpx, requests or urllib (`timeout=ctx.http_timeout()`). At
         most `at_most` (default 10 s); 10 s, or `at_most`, where nothing bounds the call.
         """
-        from handler.runtime.aws_clients import http_timeout_within
+        from median_lambda.runtime.aws_clients import http_timeout_within
 
         return http_timeout_within(self.remaining_seconds(), at_most)
 
@@ -175,8 +175,8 @@ def _parameters(function: Callable[..., Any]) -> _Parameters:
     # Only a module that imported Settings, Secret or Parameter can declare one, so theirs are
     # looked up, not imported: a cold POST whose tools take none never loads settings.toml's
     # reader (tomllib, pathlib; ~9 ms of a cold POST here, 2.5% of the boto3 floor).
-    settings = sys.modules.get("handler.authoring.settings")
-    dependencies_module = sys.modules.get("handler.authoring.dependencies")
+    settings = sys.modules.get("median_lambda.authoring.settings")
+    dependencies_module = sys.modules.get("median_lambda.authoring.dependencies")
 
     def refused(problem: str) -> ToolDefinitionError:
         return ToolDefinitionError(_declared_at(function), f"{_named(function)}: {problem}")
@@ -238,7 +238,7 @@ def _check_dependencies(function: Callable[..., Any], dependencies: tuple[tuple[
         # A misspelt type in a Settings field, under postponed annotations, would otherwise
         # surface as pydantic's "not fully defined; call model_rebuild()" at the tool's first
         # call: advice meant for pydantic's own users, at a line that is not the mistake's.
-        from handler.authoring.registration import unresolved_annotation
+        from median_lambda.authoring.registration import unresolved_annotation
 
         unresolved = unresolved_annotation(dependency)
         if unresolved is not None:

@@ -23,15 +23,15 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from handler.key.source import KeptReads, describe_aws_error
-from handler.protocol import KEY_MIN_REFRESH_SECONDS, KEY_STALE_IF_ERROR_SECONDS, SECRETS_EXTENSION_PORT_ENV
-from handler.runtime import observability
+from median_lambda.key.source import KeptReads, describe_aws_error
+from median_lambda.protocol import KEY_MIN_REFRESH_SECONDS, KEY_STALE_IF_ERROR_SECONDS, SECRETS_EXTENSION_PORT_ENV
+from median_lambda.runtime import observability
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from handler.authoring.registry import Tool
-    from handler.authoring.settings import NamedBySetting
+    from median_lambda.authoring.registry import Tool
+    from median_lambda.authoring.settings import NamedBySetting
 
 # The Median key's floors (docs/protocol.md §4): the same trade of freshness for outage tolerance.
 DEFAULT_CACHE_SECONDS = 300.0
@@ -81,7 +81,7 @@ class Dependency:
         """The secret's or parameter's name: as given, or read from its setting."""
         if self.name is not None:
             return self.name
-        from handler.authoring.settings import value, where_to_set
+        from median_lambda.authoring.settings import value, where_to_set
 
         assert self.setting is not None
         named = value(self.setting)
@@ -157,7 +157,7 @@ class SecretSource(Dependency):
 
         The causes name the secret and the rule, never the value (the parser's own words quote none).
         """
-        from handler.runtime.strict_json import loads_as_written
+        from median_lambda.runtime.strict_json import loads_as_written
 
         try:
             document = loads_as_written(text)
@@ -235,7 +235,7 @@ def forget_secrets() -> None:
 def _client(service: str) -> Any:
     client = _clients.get(service)
     if client is None:
-        from handler.runtime.aws_clients import bounded_client
+        from median_lambda.runtime.aws_clients import bounded_client
 
         client = _clients[service] = bounded_client(service)
     return client
@@ -258,13 +258,13 @@ def _boto3_parameter(name: str) -> Mapping[str, Any]:
 
 
 def _extension_secret(name: str) -> Mapping[str, Any] | None:
-    from handler.key.secrets_extension import ask_extension
+    from median_lambda.key.secrets_extension import ask_extension
 
     return _through_extension(lambda port: ask_extension(name, port))
 
 
 def _extension_parameter(name: str) -> Mapping[str, Any] | None:
-    from handler.key.secrets_extension import ask_extension_for_parameter
+    from median_lambda.key.secrets_extension import ask_extension_for_parameter
 
     return _through_extension(lambda port: ask_extension_for_parameter(name, port))
 
@@ -274,7 +274,7 @@ def _through_extension(ask: Callable[[str], Mapping[str, Any]]) -> Mapping[str, 
     port = os.environ.get(SECRETS_EXTENSION_PORT_ENV, "").strip()
     if not port:
         return None
-    from handler.key.secrets_extension import ExtensionGaveNone
+    from median_lambda.key.secrets_extension import ExtensionGaveNone
 
     try:
         return ask(port)
@@ -291,7 +291,7 @@ def _through_extension(ask: Callable[[str], Mapping[str, Any]]) -> Mapping[str, 
 
 def names_by_setting(tools: Iterable[Tool]) -> list[NamedBySetting]:
     """Each variable that names a tool's secret or parameter (`make check` holds each against the stages)."""
-    from handler.authoring.settings import NamedBySetting
+    from median_lambda.authoring.settings import NamedBySetting
 
     return [
         NamedBySetting(dependency.setting, f"{each.function.__name__}'s {dependency.kind}", each.location)

@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from handler.runtime.env import package_directory, running_in_deployed_lambda, shown_path
+from median_lambda.runtime.env import package_directory, running_in_deployed_lambda, shown_path
 
 if TYPE_CHECKING:
     from traceback import FrameSummary

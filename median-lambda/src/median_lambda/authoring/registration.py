@@ -9,7 +9,7 @@ too. Checked once the tools package has imported, each is one more `tools/<file>
 <what is wrong>` line of the ToolLoadError the loader raises, at the field the author wrote.
 
 The checks build every tool's schema, so they run only where that costs nobody: away from a
-deployed Lambda. A deployed artifact was checked by `sam build` (`python -m handler check`
+deployed Lambda. A deployed artifact was checked by `sam build` (`python -m median_lambda check`
 runs them first), and its cold POST keeps building only the called tool's validator.
 """
 
@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, PydanticUndefinedAnnotation, TypeAdapter
 
-from handler.manifest.schema import flat_input_schema
-from handler.runtime.env import shown_path
+from median_lambda.manifest.schema import flat_input_schema
+from median_lambda.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from handler.authoring.registry import Tool
+    from median_lambda.authoring.registry import Tool
 
 _SCALARS_HINT = "a field is one of str, float, int, bool, a Literal or an Enum"
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.runtime.env import package_directory, running_in_deployed_lambda, shown_path, tools_package
+from median_lambda.runtime.env import package_directory, running_in_deployed_lambda, shown_path, tools_package
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -112,7 +112,7 @@ def reload_tools(package: str | None = None) -> Registry:
     registry.diagnostics = []
     _loaded.pop(name, None)
     # A saved settings.toml is read anew, as a fresh container would (imports pydantic: make serve only).
-    from handler.authoring.settings import forget_configuration
+    from median_lambda.authoring.settings import forget_configuration
 
     forget_configuration()
     return load_tools(name)
@@ -139,7 +139,7 @@ def _import_package(package: str) -> list[str] | None:
     if not running_in_deployed_lambda() and len(registry.tools) > registered_before:
         # What only shows once the modules have run (a postponed annotation naming nothing, a
         # schema that cannot be built): checked where it costs no cold start (handler/authoring/registration.py).
-        from handler.authoring.registration import registration_problems
+        from median_lambda.authoring.registration import registration_problems
 
         try:
             found = registration_problems(registry.tools[registered_before:])
@@ -165,7 +165,7 @@ def _describe(error: BaseException, directory: str | None, fallback: str | None 
     frame = _last_frame_inside(error.__traceback__, directory)
     if frame is not None and type(error).__module__.startswith("pydantic."):
         # pydantic refuses a model at its `class` line: the field it is about is the author's line.
-        from handler.authoring.registration import refusal_at_class
+        from median_lambda.authoring.registration import refusal_at_class
 
         refused = refusal_at_class(error, *frame)
         if refused is not None:

@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 # Re-exported, where authors' and tests' imports have always found them.
-from handler.protocol import DEFAULT_STAGE as DEFAULT_STAGE
-from handler.protocol import STAGE_ENV as STAGE_ENV
-from handler.runtime.env import package_directory, running_in_deployed_lambda, shown_path
+from median_lambda.protocol import DEFAULT_STAGE as DEFAULT_STAGE
+from median_lambda.protocol import STAGE_ENV as STAGE_ENV
+from median_lambda.runtime.env import package_directory, running_in_deployed_lambda, shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator, Mapping
 
-    from handler.authoring.registry import Tool
+    from median_lambda.authoring.registry import Tool
 
 # What overrides a setting from the environment: MEDIAN_SETTING_CARRIER_BASE_URL for CARRIER_BASE_URL.
 OVERRIDE_PREFIX = "MEDIAN_SETTING_"
@@ -234,7 +234,7 @@ def _say_if_unread(name: str, found: Found | None) -> None:
     if not plain or (found is not None and as_text(found.value) == plain):
         return
     _unread_said.add(name)
-    from handler.runtime import observability
+    from median_lambda.runtime import observability
 
     where = found.source if found is not None else "nowhere"
     observability.logger.warning(
@@ -258,7 +258,7 @@ def value(name: str) -> str | None:
 
 
 def local_values() -> dict[str, str]:
-    """Every value of the local file, as text: what `python -m handler local-env` gives sam local."""
+    """Every value of the local file, as text: what `python -m median_lambda local-env` gives sam local."""
     directory = settings_directory()
     if directory is None:
         return {}

@@ -1,6 +1,6 @@
 """Check what `sam build` made before it is deployed: run by .ci/run after the build.
 
-    python -m scripts.check_artifact [.aws-sam/build/MedianToolsFunction]
+    python -m median_lambda.build.check [.aws-sam/build/MedianToolsFunction]
 
 It fails (exit 1, one line per problem) unless the artifact holds handler/ and tools/ and
 the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts into it,
@@ -22,21 +22,22 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from handler.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE
-from scripts.lock import locked_artifact_versions
-from scripts.sam_settings import lambda_architecture, wheel_machine
+from median_lambda.build.sources import DEVELOPER_PARTS
+from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE
+from median_lambda.project.lock import locked_artifact_versions
+from median_lambda.project.sam_config import lambda_architecture, wheel_machine
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 DEFAULT_ARTIFACT = ROOT / ".aws-sam" / "build" / "MedianToolsFunction"
-REQUIRED = ("handler/app.py", "tools/__init__.py", "handler/manifest.json", "handler/version.txt")
+REQUIRED = ("handler/app.py", "tools/__init__.py", "median_lambda/app.py", "median_lambda/_version.py", "median_lambda/manifest.json")
 # The workspace's own directories: none belongs in the function.
-WORKSPACE_ONLY = ("tests", ".venv", "devserver", "events", "scripts", ".aws-sam", ".git")
+WORKSPACE_ONLY = ("tests", ".venv", "events", "scripts", ".aws-sam", ".git")
 CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")
-# What the build writes into handler/ itself, besides what it copies (handler/protocol.py names each).
-BUILT_FILES = tuple(f"handler/{name}" for name in (PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE))
+# What the build writes beside the library's runtime, besides what it copies (median_lambda/protocol.py names each).
+BUILT_FILES = tuple(f"median_lambda/{name}" for name in (PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE))
 PYTHON_TAG = "cpython-313"
 # ELF e_machine values: what a shared object was compiled for.
 ELF_MACHINES = {183: "aarch64", 62: "x86_64"}
@@ -105,10 +106,10 @@ def locked_version_problems(artifact: Path, locked: Mapping[str, str]) -> list[s
 
 
 def manifest_problems(artifact: Path) -> list[str]:
-    from handler.authoring.registry import load_tools
-    from handler.manifest.build import build_manifest
+    from median_lambda.authoring.registry import load_tools
+    from median_lambda.manifest.build import build_manifest
 
-    path = artifact / "handler" / "manifest.json"
+    path = artifact / "median_lambda" / "manifest.json"
     if not path.is_file():
         return []  # already reported as missing
     try:
@@ -122,23 +123,33 @@ def manifest_problems(artifact: Path) -> list[str]:
 
 
 def version_problems(artifact: Path) -> list[str]:
-    """The version the function logs is the one pyproject.toml gives this checkout."""
-    import tomllib
+    """The library the function runs is the version this project's venv has, the one uv.lock pins."""
+    from median_lambda._version import __version__
 
-    path = artifact / "handler" / "version.txt"
+    path = artifact / "median_lambda" / "_version.py"
     if not path.is_file():
         return []  # already reported as missing
-    built = path.read_text(encoding="utf-8").strip()
-    expected = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
-    if built != expected:
-        return [f"handler/version.txt says {built!r}, pyproject.toml's version is {expected!r}: build again"]
+    built = re.search(r'__version__ = "([^"]+)"', path.read_text(encoding="utf-8"))
+    if built is None or built[1] != __version__:
+        found = built[1] if built else "no version"
+        return [f"median_lambda/_version.py says {found!r}, the locked median-lambda is {__version__!r}: build again"]
     return []
 
 
+def developer_parts_problems(artifact: Path) -> list[str]:
+    """The library's parts that never run on Lambda: its testing kit, CLI, dev server and build."""
+    return [
+        f"median_lambda/{part} is in the artifact: a developer's part of median-lambda, never deployed"
+        for part in DEVELOPER_PARTS
+        if (artifact / "median_lambda" / part).exists()
+    ]
+
+
 def stray_problems(artifact: Path) -> list[str]:
-    from devserver.artifact_check import dev_server_parts_in
+    from median_lambda.devserver.artifact_check import dev_server_parts_in
 
     problems = [f"{name}/ is in the artifact" for name in WORKSPACE_ONLY if (artifact / name).exists()]
+    problems += developer_parts_problems(artifact)
     # The dev server's own, stricter look: its files anywhere, and anything naming the inspector's route.
     problems += [f"{part} is part of the local dev server" for part in dev_server_parts_in(artifact)]
     problems += local_problems(artifact)
@@ -161,7 +172,7 @@ def local_problems(artifact: Path, included: tuple[str, ...] | None = None) -> l
     function, but they may hold a developer's dummy secrets or internal URLs; an editor's backup
     of them holds the same. None ships.
     """
-    from scripts.artifact_sources import PACKAGES, belongs, included_patterns, is_local
+    from median_lambda.build.sources import PACKAGES, belongs, included_patterns, is_local
 
     patterns = included_patterns() if included is None else included
     problems = []

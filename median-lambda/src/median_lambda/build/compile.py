@@ -7,7 +7,7 @@ runtime's version (e.g. `sam build --use-container`) can make it; elsewhere the 
 ships source only, and this says so. Hash-based .pyc files stay valid whatever the files'
 timestamps become in the zip.
 
-    python -m scripts.compile_artifact ARTIFACTS_DIR 3.13
+    python -m median_lambda.build.compile ARTIFACTS_DIR 3.13
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """What the build copies into the Lambda artifact: chosen by what belongs there, never by what is left out.
 
-    python -m scripts.artifact_sources ARTIFACTS_DIR handler tools
+    python -m median_lambda.build.sources ARTIFACTS_DIR
 
-The Makefile's build-MedianToolsFunction target (what `sam build` runs) copies the two packages
-with this. A file goes into the artifact only when it is one of:
+`median build-artifact` (what `sam build` runs) copies with this the project's two packages,
+handler/ (the entry point) and tools/, and the runtime part of median-lambda itself: every module
+of the library but its developer's parts (DEVELOPER_PARTS), which never run on Lambda. A file of
+the project goes into the artifact only when it is one of:
 
 - a Python module: `<identifier>.py`, in a folder of identifiers (a package the function can import);
-- a data file the framework reads: `tools/settings.toml`, the settings of every stage, and the
-  scaffold's templates (`handler/cli/templates/*.template`);
+- a data file the framework reads: `tools/settings.toml`, the settings of every stage;
 - a data file of your tools' own that pyproject.toml names, `[tool.median.artifact] include`
   (`include = ["tools/data/*.json"]`).
 
@@ -27,10 +28,14 @@ import sys
 import tomllib
 from pathlib import Path, PurePosixPath
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 PACKAGES = ("handler", "tools")
+# The library's parts that run only on a developer's machine or in CI: the testing kit and the
+# contract suite, the dev server and its inspector, the CLI and what it drives. The artifact holds
+# the rest of median_lambda/, the runtime, and `median build-artifact` refuses one of these there.
+DEVELOPER_PARTS = ("testing", "contract", "devserver", "cli", "build", "deploy", "project", "rules.py", "__main__.py")
 # The data files the framework itself reads, relative to the project.
-FRAMEWORK_DATA = ("tools/settings.toml", "handler/cli/templates/*.template")
+FRAMEWORK_DATA = ("tools/settings.toml",)
 # A machine's own, an editor's leftovers, or a key: never in the artifact, whatever a rule says.
 # `settings.local*` is your machine's configuration (docs/configuration.md); the rest are what
 # vim, emacs, nano and merge tools leave beside a file, and the dev server's key.
@@ -107,14 +112,29 @@ def copy_packages(artifact: Path, packages: tuple[str, ...] = PACKAGES, root: Pa
     return said
 
 
+def copy_library_runtime(artifact: Path) -> None:
+    """Copy median_lambda's runtime modules, from where this venv has it, into `artifact`/median_lambda."""
+    import median_lambda
+
+    library = Path(median_lambda.__file__).resolve().parent
+    for path in sorted(library.rglob("*.py")):
+        relative = PurePosixPath(path.relative_to(library).as_posix())
+        if relative.parts[0] in DEVELOPER_PARTS or not is_module(relative):
+            continue
+        target = artifact / "median_lambda" / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) < 2:
+    if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    artifact, *packages = argv
+    artifact = Path(argv[0])
     # The packages of the project make runs in (sam build runs it in the project's folder).
-    for line in copy_packages(Path(artifact), tuple(packages), Path.cwd()):
+    for line in copy_packages(artifact, PACKAGES, Path.cwd()):
         print(line)
+    copy_library_runtime(artifact)
     return 0
 
 

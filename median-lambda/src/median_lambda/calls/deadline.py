@@ -22,7 +22,7 @@ import threading
 from contextvars import copy_context
 from typing import TYPE_CHECKING, Any
 
-from handler.runtime import time_limits
+from median_lambda.runtime import time_limits
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from handler.authoring.api import ToolContext, ToolError
-from handler.authoring.registry import ToolLoadError, load_tools
-from handler.calls.deadline import OutboundTimeUp, ToolTimedOut, call_within
-from handler.calls.idempotency import applies, at_most_once
-from handler.calls.whole_numbers import WholeFloat, as_identified, whole_floats_as_integers
-from handler.protocol import (
+from median_lambda.authoring.api import ToolContext, ToolError
+from median_lambda.authoring.registry import ToolLoadError, load_tools
+from median_lambda.calls.deadline import OutboundTimeUp, ToolTimedOut, call_within
+from median_lambda.calls.idempotency import applies, at_most_once
+from median_lambda.calls.whole_numbers import WholeFloat, as_identified, whole_floats_as_integers
+from median_lambda.protocol import (
     MAX_INPUT_ERROR_DETAILS,
     MAX_NESTING_DEPTH,
     MAX_QUOTED_FIELD_CHARS,
@@ -29,19 +29,19 @@ from handler.protocol import (
     TOOL_TIME_MARGIN_SECONDS,
     ErrorCode,
 )
-from handler.request.responses import Answer, body_fits, error_body, holds_lone_surrogate, ok_body, to_json
-from handler.runtime.aws_clients import STORE_CALL, TOOL_MARGIN_SECONDS, is_aws_call_timed_out, longest_call_seconds
-from handler.runtime.env import running_in_deployed_lambda
-from handler.runtime.observability import Metric, logger, record_no_tool_can_run, record_tool_run, tool_segment
-from handler.runtime.strict_json import TOO_DEEP, nests_deeper_than, object_without_duplicates, refuse_constant
-from handler.runtime.time_limits import OUTBOUND_DEADLINE
+from median_lambda.request.responses import Answer, body_fits, error_body, holds_lone_surrogate, ok_body, to_json
+from median_lambda.runtime.aws_clients import STORE_CALL, TOOL_MARGIN_SECONDS, is_aws_call_timed_out, longest_call_seconds
+from median_lambda.runtime.env import running_in_deployed_lambda
+from median_lambda.runtime.observability import Metric, logger, record_no_tool_can_run, record_tool_run, tool_segment
+from median_lambda.runtime.strict_json import TOO_DEEP, nests_deeper_than, object_without_duplicates, refuse_constant
+from median_lambda.runtime.time_limits import OUTBOUND_DEADLINE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from handler.authoring.registry import Tool
+    from median_lambda.authoring.registry import Tool
 
 
 # The longest one request to the idempotency table can take. A call through the table keeps
@@ -169,7 +169,7 @@ def _crashed(what: str, error: BaseException, ctx: ToolContext, *, returned: boo
     reference = ctx.reference
     # The answer's reference is all the caller has: the log line must carry it to be found by it.
     logger.error(f"{what} crashed", extra={"call_id": ctx.call_id, "reference": reference, **_crash_summary(error)})
-    from handler.authoring.local_crash import explain_locally  # only a crash pays for it, never a cold POST
+    from median_lambda.authoring.local_crash import explain_locally  # only a crash pays for it, never a cold POST
 
     explain_locally(what, reference, error)
     return Answer(
@@ -182,7 +182,7 @@ def _crashed(what: str, error: BaseException, ctx: ToolContext, *, returned: boo
 def _declined_for_a_cause(what: str, declined: ToolError, ctx: ToolContext) -> None:
     """Log the exception behind a ToolError by its type and the author's line, never its message (it may quote
     the input), and print it whole off Lambda: the answer is the ToolError's own message, and carries neither."""
-    from handler.authoring.local_crash import cause_summary, explain_cause_locally  # only a cause pays for it
+    from median_lambda.authoring.local_crash import cause_summary, explain_cause_locally  # only a cause pays for it
 
     cause = cause_summary(declined)
     # botocore names a modelled AWS error's class by its code: the code is said once.
@@ -241,7 +241,7 @@ def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext
     remaining = ctx.remaining_seconds()
     if remaining is None:
         if is_async:
-            from handler.calls.event_loop import await_within
+            from median_lambda.calls.event_loop import await_within
 
             return await_within(None, function, kwargs)
         return function(**kwargs)
@@ -251,7 +251,7 @@ def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext
     try:
         if is_async:
             # Imported here: asyncio would cost every cold POST, sync tools' included, ~10-35 ms.
-            from handler.calls.event_loop import await_within
+            from median_lambda.calls.event_loop import await_within
 
             return await_within(remaining, function, kwargs, cut_after=outbound_seconds, cut=cut)
         return call_within(remaining, function, kwargs, interrupt_after=outbound_seconds)
@@ -324,7 +324,7 @@ def _outcome_metric(answer: Answer) -> str | None:
 
 def _dependencies(tool: Tool) -> dict[str, Any]:
     """The values of the parameters the framework fills: each Settings, secret and parameter, per container."""
-    from handler.authoring.dependencies import Dependency
+    from median_lambda.authoring.dependencies import Dependency
 
     return {
         name: dependency.value() if isinstance(dependency, Dependency) else dependency.current()
@@ -358,8 +358,8 @@ def _without_dependencies(tool: Tool, failure: Exception, ctx: ToolContext) -> A
 
 def _with_dependencies(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext) -> Answer | None:
     """Fill `kwargs` with the tool's dependencies, bounded by its time; the answer instead when they cannot be had."""
-    from handler.authoring.dependencies import Dependency, SecretUnavailable
-    from handler.authoring.settings import ConfigurationError
+    from median_lambda.authoring.dependencies import Dependency, SecretUnavailable
+    from median_lambda.authoring.settings import ConfigurationError
 
     remaining = ctx.remaining_seconds()
     # Settings are in memory once registered: only a secret or parameter may wait on the network.

@@ -40,8 +40,8 @@ import weakref
 from contextvars import copy_context
 from typing import TYPE_CHECKING, Any
 
-from handler.calls.deadline import ToolTimedOut, call_within, in_worker_thread
-from handler.protocol import ASYNC_CANCEL_GRACE_SECONDS
+from median_lambda.calls.deadline import ToolTimedOut, call_within, in_worker_thread
+from median_lambda.protocol import ASYNC_CANCEL_GRACE_SECONDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine

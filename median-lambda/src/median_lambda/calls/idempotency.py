@@ -49,7 +49,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import (
+from median_lambda.protocol import (
     CONVERSATION_ID_MEMBER,
     IDEMPOTENCY_EXPIRY_SECONDS,
     IDEMPOTENCY_EXPIRY_SECONDS_ENV,
@@ -58,9 +58,9 @@ from handler.protocol import (
     IDEMPOTENCY_TABLE_ENV,
     ErrorCode,
 )
-from handler.request.responses import Answer, error_body
-from handler.runtime import observability
-from handler.runtime.env import seconds_from_env, setting
+from median_lambda.request.responses import Answer, error_body
+from median_lambda.runtime import observability
+from median_lambda.runtime.env import seconds_from_env, setting
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from handler.authoring.api import ToolContext
+    from median_lambda.authoring.api import ToolContext
 
 # What Powertools reads from the payload it is given: the key, and what a reuse of the key must
 # match. The payload holds two strings and nothing of the call's own values: Powertools copies
@@ -123,7 +123,7 @@ def _store(table: str, expiry_seconds: int) -> DynamoDBPersistenceLayer:
 def _client() -> DynamoDBClient:
     # One client for every store: making a boto3 client costs ~0.1 s, a tenth of a request's whole budget.
     if not _clients:
-        from handler.runtime.aws_clients import STORE_CALL, bounded_client
+        from median_lambda.runtime.aws_clients import STORE_CALL, bounded_client
 
         _clients.append(bounded_client("dynamodb", STORE_CALL))
     return _clients[0]

@@ -54,7 +54,7 @@ class WholeFloat(float):
 @cache
 def integer_fields(model: type[BaseModel]) -> frozenset[str]:
     """The fields the tool's manifest schema types `integer`, by the names Median sends (aliases)."""
-    from handler.manifest.schema import flat_input_schema
+    from median_lambda.manifest.schema import flat_input_schema
 
     schema, _ = flat_input_schema(model)
     return frozenset(name for name, node in schema["properties"].items() if node.get("type") == "integer")

@@ -1,4 +1,4 @@
-"""The developer's tools: `python -m handler` (the Makefile's check, new-tool, call, event ...).
+"""The developer's tools: `python -m median_lambda` (the Makefile's check, new-tool, call, event ...).
 
 `commands` is the command line; `arguments` its parser; `same_origin` the opener `call` uses;
 `scaffold` writes a new tool from templates/; `organisation` checks several endpoints together.

@@ -1,4 +1,4 @@
-"""Command lines that never print a key back: `python -m handler` and the pipeline's smoke check.
+"""Command lines that never print a key back: `python -m median_lambda` and the pipeline's smoke check.
 
 A key typed on a command line lands in shell history and `ps`; printed back in an error, it
 lands in a terminal's scrollback and a CI log too. Two defences, both here: every spelling of

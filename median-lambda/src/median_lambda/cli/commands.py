@@ -12,18 +12,18 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from handler.cli.arguments import BadArguments, QuietParser, parse_quietly
-from handler.runtime.env import template_version
+from median_lambda.cli.arguments import BadArguments, QuietParser, parse_quietly
+from median_lambda.runtime.env import library_version
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
     from pathlib import Path
 
-    from handler.authoring.registry import Registry
-    from handler.authoring.settings import Shown
-    from handler.cli.organisation import Endpoint
-    from handler.manifest.rules import Problem
+    from median_lambda.authoring.registry import Registry
+    from median_lambda.authoring.settings import Shown
+    from median_lambda.cli.organisation import Endpoint
+    from median_lambda.manifest.rules import Problem
 
 KEY_ENV = "MEDIAN_KEY"
 EVENTS_DIR = "events"
@@ -46,8 +46,8 @@ class CallFailed(Exception):
 
 def dev_key() -> str:
     """$MEDIAN_DEV_KEY, else the clone's dev key file (made if missing): what make serve and sam local verify with."""
-    from handler.key.local_key import DevKeyUnavailable
-    from handler.key.local_key import dev_key as local_dev_key
+    from median_lambda.key.local_key import DevKeyUnavailable
+    from median_lambda.key.local_key import dev_key as local_dev_key
 
     try:
         return local_dev_key()
@@ -74,7 +74,7 @@ def read_key(key_file: str | None) -> tuple[str, bool]:
 
 def command_sign(arguments: argparse.Namespace) -> int:
     """Print a median-signature header value for a body (empty for a GET) signed now."""
-    from handler.request.signature import sign
+    from median_lambda.request.signature import sign
 
     body = sys.stdin.buffer.read() if arguments.body == "-" else arguments.body.encode("utf-8")
     print(sign(read_key(arguments.key_file)[0], body))
@@ -83,7 +83,7 @@ def command_sign(arguments: argparse.Namespace) -> int:
 
 def request_of(arguments: argparse.Namespace) -> tuple[str, bytes]:
     """The method and body that --tool/--input/--diagnostics ask for: a GET when none is given."""
-    from handler.testing import call_body, diagnostics_body
+    from median_lambda.testing import call_body, diagnostics_body
 
     if arguments.input is not None and not arguments.tool:
         raise UsageError("--input goes with --tool: name the tool to call")
@@ -113,7 +113,7 @@ def command_event(arguments: argparse.Namespace) -> int:
     """
     from pathlib import Path
 
-    from handler.testing import signed_event
+    from median_lambda.testing import signed_event
 
     method, body = request_of(arguments)
     name = "diagnostics" if arguments.diagnostics else arguments.tool or "get"
@@ -134,9 +134,9 @@ def command_local_env(arguments: argparse.Namespace) -> int:
     """
     from pathlib import Path
 
-    from handler.authoring import settings
-    from handler.key.local_key import write_private
-    from handler.protocol import DEV_KEY_ENV, IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV
+    from median_lambda.authoring import settings
+    from median_lambda.key.local_key import write_private
+    from median_lambda.protocol import DEV_KEY_ENV, IDEMPOTENCY_TABLE_ENV, KEY_SECRET_ENV
 
     declared = template_variables(arguments.template)
     try:
@@ -182,8 +182,8 @@ def template_variables(template_file: str | None = None) -> list[str]:
     import importlib
     from pathlib import Path
 
-    check_template = importlib.import_module("scripts.check_template")
-    sam_settings = importlib.import_module("scripts.sam_settings")
+    check_template = importlib.import_module("median_lambda.deploy.template_check")
+    sam_settings = importlib.import_module("median_lambda.project.sam_config")
     path = Path(template_file) if template_file else sam_settings.TEMPLATE
     template = check_template.Template(sam_settings.load_template(path), {})
     environment = check_template.function_properties(template, FUNCTION_LOGICAL_ID).get("Environment", {})
@@ -201,15 +201,15 @@ def signed_request(
 
     Raises UsageError for a URL that is not http(s), and CallFailed, saying `what` got no answer
     (by default the method and URL), when no answer comes or the answer redirects to another
-    origin (handler.cli.same_origin): the signature is sent to the origin the user named, and no other.
+    origin (median_lambda.cli.same_origin): the signature is sent to the origin the user named, and no other.
     """
     from urllib.error import HTTPError, URLError
     from urllib.parse import urlsplit
     from urllib.request import Request
 
-    from handler.cli.same_origin import RedirectRefused, opener, origin
-    from handler.protocol import JSON_CONTENT_TYPE, SIGNATURE_HEADER
-    from handler.request.signature import sign
+    from median_lambda.cli.same_origin import RedirectRefused, opener, origin
+    from median_lambda.protocol import JSON_CONTENT_TYPE, SIGNATURE_HEADER
+    from median_lambda.request.signature import sign
 
     target = urlsplit(url)
     if target.scheme not in ("http", "https") or not target.hostname:
@@ -264,8 +264,8 @@ def _pretty(payload: bytes) -> str:
 def _build(*, local: bool = True, stage: str | None = None) -> tuple[dict[str, object], list[Problem | str]]:
     """The manifest and its problems: each rule it breaks, or each `file:line: what` of a module that won't
     import, then the configuration's (_configuration_problems)."""
-    from handler.authoring.registry import ToolLoadError, load_tools
-    from handler.manifest.build import build_manifest
+    from median_lambda.authoring.registry import ToolLoadError, load_tools
+    from median_lambda.manifest.build import build_manifest
 
     # Importing the tools reads no configuration: their Settings are held against every stage
     # below, and against this machine's files only where `local` asks (never a build's).
@@ -280,8 +280,8 @@ def _build(*, local: bool = True, stage: str | None = None) -> tuple[dict[str, o
 def _configuration_problems(registry: Registry, *, local: bool, stage: str | None) -> list[str]:
     """Every deployable stage (or only `stage`) held against the Settings classes and the secrets' names the
     tools take; the template's variables that no setting reads any more; with `local`, this machine."""
-    from handler.authoring.dependencies import names_by_setting
-    from handler.authoring.settings import (
+    from median_lambda.authoring.dependencies import names_by_setting
+    from median_lambda.authoring.settings import (
         ConfigurationError,
         ConfigurationProblem,
         DeployedStage,
@@ -290,7 +290,7 @@ def _configuration_problems(registry: Registry, *, local: bool, stage: str | Non
         problems_in_stages,
         settings_taken,
     )
-    from handler.cli.deployment import DeploymentUnreadable, deployment
+    from median_lambda.cli.deployment import DeploymentUnreadable, deployment
 
     classes, names = settings_taken(registry.tools), names_by_setting(registry.tools)
     try:
@@ -315,8 +315,8 @@ def _configuration_problems(registry: Registry, *, local: bool, stage: str | Non
 
 def _show_values(registry: Registry, *, local: bool, stage: str | None) -> None:
     """What each setting the tools read is in each stage a deploy serves, and on this machine, with its source."""
-    from handler.authoring.dependencies import names_by_setting
-    from handler.authoring.settings import (
+    from median_lambda.authoring.dependencies import names_by_setting
+    from median_lambda.authoring.settings import (
         ConfigurationError,
         changed_here,
         deployable_stages,
@@ -326,8 +326,8 @@ def _show_values(registry: Registry, *, local: bool, stage: str | None) -> None:
         settings_taken,
         values_for,
     )
-    from handler.authoring.settings import stage as this_stage
-    from handler.cli.deployment import DeploymentUnreadable, deployment
+    from median_lambda.authoring.settings import stage as this_stage
+    from median_lambda.cli.deployment import DeploymentUnreadable, deployment
 
     classes, names = settings_taken(registry.tools), names_by_setting(registry.tools)
     if not classes and not names:
@@ -366,14 +366,14 @@ def command_check(arguments: argparse.Namespace) -> int:
     manifest, problems = _build(local=local, stage=arguments.stage)
     endpoints = _organisation(arguments, manifest) if arguments.also else []
     if endpoints:
-        from handler.cli.organisation import check_organisation
+        from median_lambda.cli.organisation import check_organisation
 
         problems = [*problems, *check_organisation(endpoints)]
     for problem in problems:
         print(problem, file=sys.stderr)
     code = _summarise(problems, manifest, endpoints)
     if manifest:
-        from handler.authoring.registry import load_tools
+        from median_lambda.authoring.registry import load_tools
 
         _show_values(load_tools(), local=local, stage=arguments.stage)
     return code
@@ -382,7 +382,7 @@ def command_check(arguments: argparse.Namespace) -> int:
 def _summarise(problems: Sequence[Problem | str], manifest: dict[str, object], endpoints: list[Endpoint]) -> int:
     """The last line of `make check` before the values, and its exit code."""
     if problems:
-        from handler.authoring.settings import ConfigurationProblem
+        from median_lambda.authoring.settings import ConfigurationProblem
 
         configuration = sum(isinstance(problem, ConfigurationProblem) for problem in problems)
         if len(problems) > configuration:
@@ -393,13 +393,13 @@ def _summarise(problems: Sequence[Problem | str], manifest: dict[str, object], e
                 file=sys.stderr,
             )
         return 1
-    from handler.manifest.rules import manifest_size
-    from handler.protocol import MAX_MANIFEST_BYTES, MAX_TOOLS
+    from median_lambda.manifest.rules import manifest_size
+    from median_lambda.protocol import MAX_MANIFEST_BYTES, MAX_TOOLS
 
     tools = manifest["tools"]
     assert isinstance(tools, list)
     if not tools:
-        from handler.runtime.env import tools_package
+        from median_lambda.runtime.env import tools_package
 
         folder = tools_package().replace(".", "/")
         print(
@@ -412,7 +412,7 @@ def _summarise(problems: Sequence[Problem | str], manifest: dict[str, object], e
             f"diagnostics {'on' if manifest['diagnostics'] else 'off'}. Median would accept this manifest."
         )
     if endpoints:
-        from handler.cli.organisation import summary
+        from median_lambda.cli.organisation import summary
 
         print(f"OK across the organisation: {summary(endpoints)}.")
     return 0
@@ -429,7 +429,7 @@ def stage_problems(stage: str) -> list[str]:
 
 def command_stages(arguments: argparse.Namespace) -> int:
     """Print the stages a function may run as, one a line: `default` and each table of tools/settings.toml."""
-    from handler.authoring.settings import ConfigurationError, known_stages
+    from median_lambda.authoring.settings import ConfigurationError, known_stages
 
     try:
         stages = known_stages()
@@ -442,7 +442,7 @@ def command_stages(arguments: argparse.Namespace) -> int:
 
 def _organisation(arguments: argparse.Namespace, manifest: dict[str, object]) -> list[Endpoint]:
     """This endpoint and each --also SOURCE, read before anything is judged; none if this one did not load."""
-    from handler.cli.organisation import THIS_ENDPOINT, endpoint_of
+    from median_lambda.cli.organisation import THIS_ENDPOINT, endpoint_of
 
     repeated = sorted({source for source in arguments.also if arguments.also.count(source) > 1})
     if repeated:
@@ -457,7 +457,7 @@ def _read_endpoint(source: str, key_file: str | None) -> Endpoint:
     """The manifest SOURCE names: a saved manifest file, or an endpoint URL asked with a signed GET."""
     from pathlib import Path
 
-    from handler.cli.organisation import NotAManifest, endpoint_of
+    from median_lambda.cli.organisation import NotAManifest, endpoint_of
 
     if source.startswith(("http://", "https://")):
         status, reason, payload = signed_request(
@@ -487,7 +487,7 @@ def command_manifest(arguments: argparse.Namespace) -> int:
         for problem in problems:
             print(problem, file=sys.stderr)
         return 1
-    from handler.request.responses import to_json
+    from median_lambda.request.responses import to_json
 
     # Compact, it is byte for byte what GET answers: `sam build` serves this very output.
     text = json.dumps(manifest, indent=2, ensure_ascii=False) if arguments.pretty else to_json(manifest)
@@ -499,8 +499,8 @@ def command_new_tool(arguments: argparse.Namespace) -> int:
     """Write tools/NAME.py, a working tool, and tests/tools/test_NAME.py, its tests; never overwrite a file."""
     from pathlib import Path
 
-    from handler.authoring.registry import load_tools
-    from handler.cli.scaffold import Refused, check_free, plan, write
+    from median_lambda.authoring.registry import load_tools
+    from median_lambda.cli.scaffold import Refused, check_free, plan, write
 
     root = Path.cwd()
     try:
@@ -540,11 +540,11 @@ def _request_arguments(command: argparse.ArgumentParser) -> None:
 
 def parser() -> QuietParser:
     # No abbreviations: `--key SECRET` must not pass as `--key-file SECRET` and echo the key back.
-    root = QuietParser(prog="python -m handler", description="Tools for the Median tools protocol.", allow_abbrev=False)
+    root = QuietParser(prog="python -m median_lambda", description="Tools for the Median tools protocol.", allow_abbrev=False)
     root.add_argument(
         "--version",
         action="version",
-        version=f"median-tools {template_version()}",
+        version=f"median-lambda {library_version()}",
         help="print the template's version (pyproject.toml; CHANGELOG.md says what each changed) and exit",
     )
     subparsers = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -597,7 +597,7 @@ def parser() -> QuietParser:
 
 def _refuse_key_arguments(argv: Sequence[str]) -> None:
     """Stop before argparse, and say where a key goes instead."""
-    from handler.cli.arguments import is_key_option
+    from median_lambda.cli.arguments import is_key_option
 
     if any(is_key_option(argument) for argument in argv):
         raise UsageError(

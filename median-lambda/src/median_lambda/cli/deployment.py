@@ -18,9 +18,9 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from handler.authoring.settings import OVERRIDE_PREFIX, DeployedStage, settings_directory
-from handler.protocol import DEFAULT_STAGE
-from handler.runtime.env import shown_path
+from median_lambda.authoring.settings import OVERRIDE_PREFIX, DeployedStage, settings_directory
+from median_lambda.protocol import DEFAULT_STAGE
+from median_lambda.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -2,7 +2,7 @@
 
 Median's GET page allows "up to 20 tools, and 20 across every endpoint in the organization",
 and wants each name "unique across every endpoint in the organization". One endpoint's
-check cannot see the others: `python -m handler check --also SOURCE ...` reads their
+check cannot see the others: `python -m median_lambda check --also SOURCE ...` reads their
 manifests (saved files, or a signed GET of each endpoint) and checks them with this one.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from handler.manifest.rules import Problem
-from handler.protocol import MAX_TOOLS, PROTOCOL_VERSION
+from median_lambda.manifest.rules import Problem
+from median_lambda.protocol import MAX_TOOLS, PROTOCOL_VERSION
 
 THIS_ENDPOINT = "this endpoint"
 

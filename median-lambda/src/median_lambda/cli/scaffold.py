@@ -16,8 +16,8 @@ from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING
 
-from handler.authoring.api import camel_case
-from handler.protocol import NAME_PATTERN, NAME_RULE, RESERVED_NAMES, TOOLS_PACKAGE
+from median_lambda.authoring.api import camel_case
+from median_lambda.protocol import NAME_PATTERN, NAME_RULE, RESERVED_NAMES, TOOLS_PACKAGE
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -1,10 +1,10 @@
-"""`python -m devserver`: serve the Lambda handler on http://127.0.0.1:3000 for local work.
+"""`python -m median_lambda.devserver`: serve the Lambda handler on http://127.0.0.1:3000 for local work.
 
 Each HTTP request becomes an API Gateway HTTP API (payload 2.0) event and goes through
-`handler.app.lambda_handler`, as it would behind API Gateway; /_inspector serves the
+`median_lambda.app.lambda_handler`, as it would behind API Gateway; /_inspector serves the
 inspector page, which runs tools only when opened from the link printed here (its token).
 It binds to loopback only, and reloads the tools when a file of theirs is saved
-(devserver.reloader).
+(median_lambda.devserver.reloader).
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import errno
 import os
 import sys
 
-from devserver import local_aws
-from devserver.curl import example_call, get_command, post_command
-from devserver.dev_key import use_dev_key
-from devserver.reloader import ToolsReloader
-from devserver.server import HOST, DevServer
-from handler.key.local_key import DevKeyUnavailable
-from handler.protocol import KEY_SECRET_ENV
+from median_lambda.devserver import local_aws
+from median_lambda.devserver.curl import example_call, get_command, post_command
+from median_lambda.devserver.dev_key import use_dev_key
+from median_lambda.devserver.reloader import ToolsReloader
+from median_lambda.devserver.server import HOST, DevServer
+from median_lambda.key.local_key import DevKeyUnavailable
+from median_lambda.protocol import KEY_SECRET_ENV
 
 DEFAULT_PORT = 3000
 ANOTHER_PORT = 8080  # what a busy port's message suggests instead
@@ -28,8 +28,8 @@ MAX_PORT = 65535
 
 def _served_manifest() -> dict[str, object] | None:
     """The manifest of the tools served, for the example call; None if they fail to load."""
-    from handler.authoring.registry import load_tools
-    from handler.manifest.build import build_manifest
+    from median_lambda.authoring.registry import load_tools
+    from median_lambda.manifest.build import build_manifest
 
     try:
         return build_manifest(load_tools())[0]
@@ -75,7 +75,7 @@ def _listening(port: int) -> DevServer | None:
 
 def _stage_line() -> str | None:
     """Which table of settings.toml the tools read, when $MEDIAN_STAGE names a stage other than the default."""
-    from handler.authoring.settings import DEFAULT_STAGE, settings_file_shown, stage
+    from median_lambda.authoring.settings import DEFAULT_STAGE, settings_file_shown, stage
 
     current = stage()
     if current == DEFAULT_STAGE:
@@ -86,7 +86,7 @@ def _stage_line() -> str | None:
 def _refused_stage() -> str | None:
     """Why `make serve` will not start as $MEDIAN_STAGE: it names no stage of settings.toml (a typo, most
     often), which a deployed function would refuse too; None when it names one."""
-    from handler.authoring.settings import ConfigurationError, this_stage_problem
+    from median_lambda.authoring.settings import ConfigurationError, this_stage_problem
 
     try:
         return this_stage_problem()

@@ -1,8 +1,8 @@
-"""`python -m devserver.artifact_check DIR`: fail when a built Lambda artifact carries the dev server.
+"""`python -m median_lambda.devserver.artifact_check DIR`: fail when a built Lambda artifact carries the dev server.
 
 The inspector signs any request with the dev key for whoever reaches it: it must live only in
 `make serve`, never in what `sam build` packs. Run it on the build's output, e.g.
-`.venv/bin/python -m devserver.artifact_check .aws-sam/build/MedianToolsFunction`.
+`.venv/bin/python -m median_lambda.devserver.artifact_check .aws-sam/build/MedianToolsFunction`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from devserver.inspector import INSPECTOR_PATH, PAGE_FILE
+from median_lambda.devserver.inspector import INSPECTOR_PATH, PAGE_FILE
 
 DEV_ONLY_PACKAGE = Path(__file__).resolve().parent.name
 _SCANNED_SUFFIXES = {".py", ".html", ".js", ".json", ".txt", ".cfg", ".toml"}
@@ -31,7 +31,7 @@ def dev_server_parts_in(artifact: Path) -> list[str]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1 or not Path(argv[0]).is_dir():
-        print("usage: python -m devserver.artifact_check BUILT_ARTIFACT_DIR", file=sys.stderr)
+        print("usage: python -m median_lambda.devserver.artifact_check BUILT_ARTIFACT_DIR", file=sys.stderr)
         return 2
     found = dev_server_parts_in(Path(argv[0]))
     for part in found:

@@ -1,6 +1,6 @@
 """Copy-paste curl commands for signed requests, with the key left out.
 
-The signature is computed when the command runs, by `python -m handler sign`, which reads the
+The signature is computed when the command runs, by `python -m median_lambda sign`, which reads the
 key from the shell's environment (or uses the local dev key): no key and no signature, which
 would go stale in five minutes, is ever written into a command.
 """
@@ -11,9 +11,9 @@ import json
 import shlex
 from typing import Any
 
-from handler.protocol import JSON_CONTENT_TYPE, OP_CALL, OP_DIAGNOSTICS, PROTOCOL_VERSION, SIGNATURE_HEADER
+from median_lambda.protocol import JSON_CONTENT_TYPE, OP_CALL, OP_DIAGNOSTICS, PROTOCOL_VERSION, SIGNATURE_HEADER
 
-SIGN_COMMAND = ".venv/bin/python -m handler sign"
+SIGN_COMMAND = ".venv/bin/python -m median_lambda sign"
 
 
 def get_command(url: str) -> str:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from devserver.inspector import Reply
-from handler.protocol import MAX_BODY_BYTES, ErrorCode
+from median_lambda.devserver.inspector import Reply
+from median_lambda.protocol import MAX_BODY_BYTES, ErrorCode
 
 if TYPE_CHECKING:
     from email.message import Message

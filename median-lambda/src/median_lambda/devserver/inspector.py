@@ -3,7 +3,7 @@
 The page shows the manifest as Median would receive it and the sync-rule problems from the
 checker `make check` runs; a call is signed here with the dev key and goes through
 `lambda_handler` exactly as Median's POST would. Local only: `make serve` binds to loopback,
-and this module is never in the Lambda artifact (`python -m devserver.artifact_check`).
+and this module is never in the Lambda artifact (`python -m median_lambda.devserver.artifact_check`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devserver.curl import post_command
-from devserver.lambda_runner import invoke, one_request_at_a_time
-from devserver.reloader import revision
-from handler.protocol import (
+from median_lambda.devserver.curl import post_command
+from median_lambda.devserver.lambda_runner import invoke, one_request_at_a_time
+from median_lambda.devserver.reloader import revision
+from median_lambda.protocol import (
     DEV_KEY_ENV,
     IDEMPOTENCY_TABLE_ENV,
     JSON_CONTENT_TYPE,
@@ -36,12 +36,12 @@ from handler.protocol import (
     RISK_MEANINGS,
     ErrorCode,
 )
-from handler.request.responses import to_json
-from handler.testing import call_body, diagnostics_body, signed_event
+from median_lambda.request.responses import to_json
+from median_lambda.testing import call_body, diagnostics_body, signed_event
 
 INSPECTOR_PATH = "/_inspector"
 API_PATH = f"{INSPECTOR_PATH}/api"
-# How many times the tools have loaded (devserver.reloader): the page asks, and reloads when it moves.
+# How many times the tools have loaded (median_lambda.devserver.reloader): the page asks, and reloads when it moves.
 REVISION_PATH = f"{API_PATH}/revision"
 PAGE_FILE = Path(__file__).with_name("inspector.html")
 # The page finds the token in its link's query, keeps it for the tab, and sends it in this header
@@ -94,7 +94,7 @@ def route(method: str, path: str, headers: dict[str, str], body: bytes, *, port:
     """The inspector's answer. `headers` are lower-cased; `token` is the one in the link the server printed.
 
     The server has already refused, for every path, a foreign Host or Origin and a body over
-    the cap (devserver.guards); what is left here is the inspector's own.
+    the cap (median_lambda.devserver.guards); what is left here is the inspector's own.
     """
     if path in (INSPECTOR_PATH, f"{INSPECTOR_PATH}/"):
         # The page holds no secret: it is served to anyone, and runs nothing without the token.
@@ -185,9 +185,9 @@ def signing_key() -> tuple[str | None, str]:
 
 def manifest_view(port: int) -> Reply:
     """The manifest, its sync-rule problems and its size against Median's limits."""
-    from handler.authoring.registry import ToolLoadError, load_tools
-    from handler.manifest.build import build_manifest
-    from handler.manifest.rules import manifest_size
+    from median_lambda.authoring.registry import ToolLoadError, load_tools
+    from median_lambda.manifest.build import build_manifest
+    from median_lambda.manifest.rules import manifest_size
 
     with one_request_at_a_time:  # not while the tools reload
         try:
@@ -232,7 +232,7 @@ def retries_view() -> dict[str, object]:
     holds only with a table (`make serve LOCAL_AWS=moto` makes one on moto): without one, the
     inspector's "Reuse the last callId" runs the tool again, and the page says so plainly.
     """
-    from handler.calls.idempotency import table_name
+    from median_lambda.calls.idempotency import table_name
 
     table = table_name()
     if table is None:
@@ -273,7 +273,7 @@ def _call_from_request(body: bytes, port: int) -> Reply:
         return _error(400, "bad_request", "Name the tool to call.")
     if not isinstance(tool_input, dict):
         return _error(400, "bad_request", "input must be a JSON object of the tool's fields.")
-    from handler.calls.dispatch import nests_deeper_than
+    from median_lambda.calls.dispatch import nests_deeper_than
 
     call_id = call_id or new_call_id()
     # The handler's own limit, checked here because json.dumps cannot write back what 3.11's parser
@@ -288,7 +288,7 @@ def _call_from_request(body: bytes, port: int) -> Reply:
 def _explained(error: object, code: str, reference: str) -> str | None:
     """The traceback this process printed for the call under `reference`, when its answer's error is `code`:
     a crash's for internal_error, the exception behind the ToolError for tool_error."""
-    from handler.authoring.local_crash import explanation
+    from median_lambda.authoring.local_crash import explanation
 
     if not isinstance(error, dict) or error.get("code") != code:
         return None

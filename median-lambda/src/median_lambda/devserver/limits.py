@@ -25,7 +25,7 @@ import threading
 import time
 from collections import OrderedDict
 
-from handler.protocol import MAX_BODY_BYTES
+from median_lambda.protocol import MAX_BODY_BYTES
 
 # Eight bodies of the largest size at once: far more than one person and their browser send.
 BODY_BUDGET_BYTES = 8 * MAX_BODY_BYTES

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.authoring.settings import LOCAL_SETTINGS_FILE
-from handler.protocol import IDEMPOTENCY_TABLE_ENV
-from handler.runtime.env import package_directory, shown_path
-from handler.testing.aws import MedianAWS
-from handler.testing.moto_server import LocalMotoServer, aws_environment
+from median_lambda.authoring.settings import LOCAL_SETTINGS_FILE
+from median_lambda.protocol import IDEMPOTENCY_TABLE_ENV
+from median_lambda.runtime.env import package_directory, shown_path
+from median_lambda.testing.aws import MedianAWS
+from median_lambda.testing.moto_server import LocalMotoServer, aws_environment
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -2,8 +2,8 @@
 
 A reload does what a new Lambda container would, inside the running server and between two
 requests (never during one): every module of the tools package is imported anew into an empty
-registry (`handler.authoring.registry.reload_tools`), and GET's cached answer is dropped
-(`handler.app.forget_manifest`), so the next GET, POST and inspector view serve the saved code.
+registry (`median_lambda.authoring.registry.reload_tools`), and GET's cached answer is dropped
+(`median_lambda.app.forget_manifest`), so the next GET, POST and inspector view serve the saved code.
 watchfiles (the dev group's, never the artifact's) tells of a save within ~0.1 s.
 
 A module that fails to import, or registers a model pydantic cannot finish, is said on the
@@ -22,14 +22,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from devserver.lambda_runner import one_request_at_a_time
-from handler.authoring.registry import ToolLoadError, describe_failure, reload_tools
-from handler.runtime.env import package_directory, shown_path, tools_package
+from median_lambda.devserver.lambda_runner import one_request_at_a_time
+from median_lambda.authoring.registry import ToolLoadError, describe_failure, reload_tools
+from median_lambda.runtime.env import package_directory, shown_path, tools_package
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from handler.authoring.registry import Registry
+    from median_lambda.authoring.registry import Registry
 
 # How many times the tools have been loaded: the inspector page reloads itself when this moves.
 _revision = 0
@@ -46,8 +46,8 @@ def _say(text: str) -> None:
 def _configuration_here(registry: Registry) -> list[str]:
     """Each Settings class and secret's name the tools take that cannot be read here, with the tools that
     take it; a local file that cannot be read, alone. What a call of those tools would answer 500 for."""
-    from handler.authoring.dependencies import names_by_setting
-    from handler.authoring.settings import (
+    from median_lambda.authoring.dependencies import names_by_setting
+    from median_lambda.authoring.settings import (
         ConfigurationError,
         find,
         local_file_problem,
@@ -99,8 +99,8 @@ class ToolsReloader:
     def load(self, changed: Iterable[str] = ()) -> bool:
         """Import the tools anew and say how it went on the terminal; whether they imported."""
         global _revision
-        from handler import app
-        from handler.manifest.build import build_manifest
+        from median_lambda import app
+        from median_lambda.manifest.build import build_manifest
 
         failures: list[str] = []
         problems: list[str] = []

@@ -1,9 +1,9 @@
 """The dev server's HTTP side: `/_inspector` is the inspector; every other request is the Lambda's.
 
 Each request to the endpoint becomes an API Gateway HTTP API (payload 2.0) event and goes
-through `handler.app.lambda_handler`, as it would behind API Gateway. Every request, on
-either side, first passes `devserver.guards`: loopback's Host, no other site's Origin, and
-a body within the cap by its Content-Length; then `devserver.limits`: a body within what the
+through `median_lambda.app.lambda_handler`, as it would behind API Gateway. Every request, on
+either side, first passes `median_lambda.devserver.guards`: loopback's Host, no other site's Origin, and
+a body within the cap by its Content-Length; then `median_lambda.devserver.limits`: a body within what the
 server holds at once, and the whole request arrived within its deadline, however it trickles.
 
 Every answer is JSON with a status, whatever arrived: http.server's own errors (a request
@@ -22,13 +22,13 @@ import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from devserver import inspector
-from devserver.guards import admitted_body_length, refusal
-from devserver.inspector import Reply
-from devserver.lambda_runner import invoke
-from devserver.limits import BODY_BUDGET_BYTES, MAX_CONNECTIONS, REQUEST_DEADLINE_SECONDS, BodyBudget, Connections
-from handler.protocol import JSON_CONTENT_TYPE, ErrorCode
-from handler.testing import http_event
+from median_lambda.devserver import inspector
+from median_lambda.devserver.guards import admitted_body_length, refusal
+from median_lambda.devserver.inspector import Reply
+from median_lambda.devserver.lambda_runner import invoke
+from median_lambda.devserver.limits import BODY_BUDGET_BYTES, MAX_CONNECTIONS, REQUEST_DEADLINE_SECONDS, BodyBudget, Connections
+from median_lambda.protocol import JSON_CONTENT_TYPE, ErrorCode
+from median_lambda.testing import http_event
 
 if TYPE_CHECKING:
     import socket

@@ -1,6 +1,6 @@
 """The local dev key: random for each clone, made on first use, kept in a git-ignored file.
 
-`make serve` verifies with it and `python -m handler sign`, `call`, `event` and `local-env`
+`make serve` verifies with it and `python -m median_lambda sign`, `call`, `event` and `local-env`
 sign with it, so the README's commands work as written, in any order: whichever runs first
 makes the file, and the others read it. `$MEDIAN_DEV_KEY`, when set, wins everywhere.
 
@@ -16,7 +16,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from handler.protocol import DEV_KEY_ENV
+from median_lambda.protocol import DEV_KEY_ENV
 
 # Where the key is kept: the project root (beside .gitignore, which lists it), unless this
 # variable names another file. The tests point it at a temporary one.
@@ -34,8 +34,8 @@ class DevKeyUnavailable(Exception):
 
 def dev_key_file() -> Path:
     named = os.environ.get(DEV_KEY_FILE_ENV, "").strip()
-    # At the checkout's root, beside handler/ (this file is handler/key/local_key.py).
-    return Path(named) if named else Path(__file__).resolve().parents[2] / DEV_KEY_FILE_NAME
+    # At the project's root, where make serve, the tests and sam local's env file are made.
+    return Path(named) if named else Path.cwd() / DEV_KEY_FILE_NAME
 
 
 def dev_key() -> str:

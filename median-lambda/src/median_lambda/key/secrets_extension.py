@@ -13,7 +13,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import (
+from median_lambda.protocol import (
     SECRETS_EXTENSION_HOST,
     SECRETS_EXTENSION_PATH,
     SECRETS_EXTENSION_PORT_ENV,
@@ -80,8 +80,8 @@ def _ask(path: str, port: str) -> Any:
         raise ExtensionGaveNone("token", f"{SECRETS_EXTENSION_TOKEN_ENV} is not set")
     from http.client import HTTPConnection, HTTPException
 
-    from handler.runtime import time_limits
-    from handler.runtime.aws_clients import extension_timeouts
+    from median_lambda.runtime import time_limits
+    from median_lambda.runtime.aws_clients import extension_timeouts
 
     connect_timeout, read_timeout = extension_timeouts()
     # The timeouts bound each step; the request as a whole (an answer that trickles in a byte at a

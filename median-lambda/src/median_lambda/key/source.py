@@ -28,7 +28,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import (
+from median_lambda.protocol import (
     DEV_KEY_ENV,
     KEY_CACHE_SECONDS,
     KEY_CACHE_SECONDS_ENV,
@@ -41,8 +41,8 @@ from handler.protocol import (
     SECRETS_EXTENSION_PORT_ENV,
     TOOL_TIME_MARGIN_SECONDS,
 )
-from handler.runtime import observability
-from handler.runtime.env import running_in_deployed_lambda, seconds_from_env
+from median_lambda.runtime import observability
+from median_lambda.runtime.env import running_in_deployed_lambda, seconds_from_env
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -60,7 +60,7 @@ def key_from_secret_value(value: str) -> str:
     if text.startswith("{"):
         # Read as a request body is (handler/runtime/strict_json.py): a repeated "key" is refused,
         # not taken as whichever copy this parser keeps.
-        from handler.runtime.strict_json import loads_as_written
+        from median_lambda.runtime.strict_json import loads_as_written
 
         try:
             document = loads_as_written(text)
@@ -206,7 +206,7 @@ class MedianKeySource:
     def client(self) -> SecretsManagerClient:
         """The Secrets Manager client, created once per container on first use."""
         if self._client is None:
-            from handler.runtime.aws_clients import bounded_client
+            from median_lambda.runtime.aws_clients import bounded_client
 
             self._client = bounded_client("secretsmanager")
         return self._client
@@ -288,7 +288,7 @@ class MedianKeySource:
         self, secret_id: str, *, through_extension: bool, kept: str | None = None, context: object = None
     ) -> str:
         """The key read once, by the invocation's deadline; a failure while a key read before is held is logged."""
-        from handler.runtime.time_limits import OUTBOUND_DEADLINE, invocation_deadline
+        from median_lambda.runtime.time_limits import OUTBOUND_DEADLINE, invocation_deadline
 
         if kept is None and secret_id in self._secrets:
             kept = self._secrets[secret_id].value
@@ -321,7 +321,7 @@ class MedianKeySource:
         port = os.environ.get(SECRETS_EXTENSION_PORT_ENV, "").strip()
         if not port:
             return None
-        from handler.key.secrets_extension import ExtensionGaveNone, ask_extension
+        from median_lambda.key.secrets_extension import ExtensionGaveNone, ask_extension
 
         try:
             return ask_extension(secret_id, port)

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from handler.manifest.rules import Problem, check_manifest
-from handler.protocol import PROTOCOL_VERSION
-from handler.runtime.env import shown_path
+from median_lambda.manifest.rules import Problem, check_manifest
+from median_lambda.protocol import PROTOCOL_VERSION
+from median_lambda.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from handler.authoring.registry import Registry
+    from median_lambda.authoring.registry import Registry
 
 
 def build_manifest(registry: Registry) -> tuple[dict[str, Any], list[Problem]]:
     """The manifest in the shape of Median's page, and every sync rule it breaks."""
-    from handler.manifest.schema import flat_input_schema
+    from median_lambda.manifest.schema import flat_input_schema
 
     problems: list[Problem] = []
     entries = []

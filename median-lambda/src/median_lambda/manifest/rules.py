@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from handler.manifest.schema import value_fits_type
-from handler.protocol import (
+from median_lambda.manifest.schema import value_fits_type
+from median_lambda.protocol import (
     MAX_FIELDS,
     MAX_MANIFEST_BYTES,
     MAX_SCHEMA_CHARS,

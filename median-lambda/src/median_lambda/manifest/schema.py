@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import SCALAR_TYPES
+from median_lambda.protocol import SCALAR_TYPES
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -1,6 +1,6 @@
 """Set the function's instruction set in template.yaml: arm64 or x86_64, chosen once per project.
 
-    python -m scripts.set_architecture x86_64 [--template template.yaml]
+    python -m median_lambda.project.architecture x86_64 [--template template.yaml]
 
 `copier copy` runs it in a new project with the architecture its question chose; `make invoke
 LOCAL_ARCH=x86_64` runs it on a copy of the template, to build for the host's. The architecture
@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-TEMPLATE = Path(__file__).resolve().parent.parent / "template.yaml"
+TEMPLATE = Path.cwd() / "template.yaml"  # the project's: run in its root
 # Lambda's names for its instruction sets -> the extension mapping's key for each.
 MAPPING_KEYS = {"arm64": "arm64", "x86_64": "x86"}
 

@@ -1,6 +1,6 @@
 """Audit every locked version against known vulnerabilities: `make audit`, and GitHub's Checks.
 
-    python -m scripts.audit [--service-url URL]
+    python -m median_lambda.project.audit [--service-url URL]
 
 uv's own audit reads each lock itself: uv.lock, every group at the versions the venvs and the
 artifact install, and each developer tool's own (tooling/NAME.py.lock: the SAM CLI's venv, ...). It asks OSV's
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-from scripts.lock import ROOT, tooling_scripts, uv_executable
+from median_lambda.project.lock import ROOT, tooling_scripts, uv_executable
 
 DEFAULT_SERVICE = "https://api.osv.dev"
 # `uv audit` is a preview command in the locked uv: naming the feature accepts that and quiets
@@ -41,7 +41,7 @@ def audit_command(service_url: str | None, script: Path | None = None) -> list[s
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.audit", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m median_lambda.project.audit", description=__doc__.split("\n\n")[0])
     parser.add_argument("--service-url", help=f"an OSV-compatible server (default {DEFAULT_SERVICE})")
     arguments = parser.parse_args(argv)
     environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "NO_COLOR": "1", "UV_PYTHON": sys.executable}

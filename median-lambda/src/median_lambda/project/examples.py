@@ -1,6 +1,6 @@
 """Delete what the example tools keep outside their own files: the README's "Make it yours".
 
-    .venv/bin/python -m scripts.remove_example_blocks
+    .venv/bin/python -m median_lambda.project.examples
 
 An example tool on a real backend (tools/returns.py) needs a table, a policy and a variable in
 template.yaml, values in tools/settings.toml, and its table named in the pipeline's roles
@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 FILES = ("template.yaml", "tools/settings.toml", "pipeline/oidc-role.yaml")
 _OPENS = re.compile(r"^\s*# >>> example: (?P<name>[\w-]+)")
 _CLOSES = re.compile(r"^\s*# <<< example: (?P<name>[\w-]+)")

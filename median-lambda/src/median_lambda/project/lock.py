@@ -1,10 +1,10 @@
 """The locks: uv.lock, the project's, and tooling/*.py.lock, each developer tool's own (the SAM CLI, ...).
 
-    python -m scripts.lock uv-requirement                 # uv==X --hash=..., for pip to install uv itself
-    python -m scripts.lock artifact-requirements          # the Lambda artifact's packages, pinned and hashed
-    python -m scripts.lock tooling [PACKAGE ...|all]      # lock each tooling/NAME.py, upgrading PACKAGE
-    python -m scripts.lock tool-requirements NAME         # a tool's venv, pinned and hashed
-    python -m scripts.lock check                          # exit 1, naming `make lock`, if a lock is stale
+    python -m median_lambda.project.lock uv-requirement                 # uv==X --hash=..., for pip to install uv itself
+    python -m median_lambda.project.lock artifact-requirements          # the Lambda artifact's packages, pinned and hashed
+    python -m median_lambda.project.lock tooling [PACKAGE ...|all]      # lock each tooling/NAME.py, upgrading PACKAGE
+    python -m median_lambda.project.lock tool-requirements NAME         # a tool's venv, pinned and hashed
+    python -m median_lambda.project.lock check                          # exit 1, naming `make lock`, if a lock is stale
 
 uv-requirement runs on the bare Python that makes the venv (standard library only): uv comes
 from the lock like everything else, its version and hashes included. The rest run uv, the one
@@ -19,17 +19,20 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 LOCK = ROOT / "uv.lock"
 FIX = "run `make lock` and commit uv.lock"
 TOOLING_FIX = "run `make lock` and commit tooling/"
-# What the artifact holds: the project's dependencies, and tracing without botocore (and what only
-# it brings), which is the Lambda runtime's own (pyproject.toml, aws-sdk).
-ARTIFACT_EXPORT = ("--no-default-groups", "--group", "tracing", "--prune", "botocore")
+# What the artifact holds: the project's dependencies (median-lambda[tracing] among them) without
+# botocore (and what only it brings), which is the Lambda runtime's own; and without median-lambda
+# itself, whose runtime part the build copies (median_lambda/build/sources.py): never its testing
+# kit, CLI or dev server.
+ARTIFACT_EXPORT = ("--no-default-groups", "--no-emit-package", "median-lambda", "--prune", "botocore")
 # A developer tool that is not the project's dependency gets a venv of its own, from its own lock:
 # tooling/NAME.py declares what the venv holds (PEP 723 inline metadata), tooling/NAME.py.lock pins
 # it all with hashes (`uv lock --script`), so uv locks, checks and audits it as it does uv.lock.
-TOOLING = ROOT / "tooling"
+# They are the library's: each version of median-lambda drives the tools it was tested with.
+TOOLING = Path(__file__).resolve().parent / "tooling"
 
 
 class LockError(Exception):
@@ -168,8 +171,10 @@ def main(argv: list[str]) -> int:
             lock_tooling(argv[1:])
         elif command == "tool-requirements" and len(argv) == 2:
             print(tool_requirements(argv[1]), end="")
-        elif command == "check":
-            problems = [problem for problem in [stale_lock_problem(), *stale_tooling_problems()] if problem]
+        elif command in ("check", "check-tooling"):
+            # check-tooling: the library's own locks of its tools, in the template repository.
+            problems = [problem for problem in [stale_lock_problem()] if problem] if command == "check" else []
+            problems += stale_tooling_problems() if command == "check-tooling" else []
             if problems:
                 print("\n".join(problems), file=sys.stderr)
                 return 1

@@ -1,6 +1,6 @@
 """`make upgrade`: take a later version of the template into this project, then check it.
 
-    python -m scripts.upgrade [VERSION]      # VERSION: a tag such as v1.2.0; the newest by default
+    python -m median_lambda.project.upgrade [VERSION]      # VERSION: a tag such as v1.2.0; the newest by default
 
 `copier update` replays what the template changed between this project's version (its
 .copier-answers.yml) and VERSION, with a three-way merge: the template's files take its changes
@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 ANSWERS = ROOT / ".copier-answers.yml"
 COPIER = ROOT / ".venv" / "copier" / "bin" / "copier"
 # What `copier update --conflict inline` writes around a change it could not merge.
@@ -92,7 +92,7 @@ def run(argv: list[str]) -> int:
         )
     after = answered_version()
     environment = {**os.environ, "MAKEFLAGS": ""}
-    if subprocess.run([sys.executable, "-m", "scripts.lock", "check"], cwd=ROOT, check=False).returncode != 0:
+    if subprocess.run([sys.executable, "-m", "median_lambda.project.lock", "check"], cwd=ROOT, check=False).returncode != 0:
         print("upgrade: the merged pyproject.toml asks for a new lock: make lock", flush=True)
         subprocess.run(["make", "lock"], cwd=ROOT, check=True, env=environment)  # noqa: S607
     print(f"upgrade: now on {after}; checking it: make lint test check", flush=True)

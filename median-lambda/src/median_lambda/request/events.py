@@ -17,7 +17,7 @@ import base64
 import binascii
 from typing import Any, NamedTuple
 
-from handler.protocol import MAX_BODY_BYTES, SERVED_EVENT_SHAPES
+from median_lambda.protocol import MAX_BODY_BYTES, SERVED_EVENT_SHAPES
 
 # base64 grows a body by 4/3; a body larger than this cannot decode to MAX_BODY_BYTES or less.
 _MAX_ENCODED_BODY_CHARS = (MAX_BODY_BYTES + 2) // 3 * 4

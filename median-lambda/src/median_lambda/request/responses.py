@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from handler.protocol import ALLOW_HEADER, JSON_CONTENT_TYPE, MAX_RESPONSE_BYTES, PROTOCOL_VERSION, ErrorCode
+from median_lambda.protocol import ALLOW_HEADER, JSON_CONTENT_TYPE, MAX_RESPONSE_BYTES, PROTOCOL_VERSION, ErrorCode
 
 _JSON_HEADERS = {"Content-Type": JSON_CONTENT_TYPE}
 

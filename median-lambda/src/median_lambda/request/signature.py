@@ -15,7 +15,7 @@ import re
 import time
 from typing import NamedTuple
 
-from handler.protocol import (
+from median_lambda.protocol import (
     MAX_TIMESTAMP_DIGITS,
     SIGNATURE_HEX_LENGTH,
     SIGNATURE_SCHEME,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from handler.runtime import time_limits
+from median_lambda.runtime import time_limits
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 
-from handler.protocol import PREBUILT_VERSION_FILE, TOOLS_PACKAGE, TOOLS_PACKAGE_ENV
+from median_lambda.protocol import TOOLS_PACKAGE, TOOLS_PACKAGE_ENV
 
 # Settings read on every warm POST, each read once per container: Lambda never changes a running
 # container's environment, and the two reads cost a warm POST 5.16x its floor against 4.89x
@@ -68,33 +68,8 @@ def shown_path(filename: str) -> str:
     return str(absolute.relative_to(here)) if absolute.is_relative_to(here) else str(absolute)
 
 
-_version: str | None = None
+def library_version() -> str:
+    """median-lambda's version, which `median --version` prints and every log line carries (median_lambda_version)."""
+    from median_lambda._version import __version__
 
-
-def template_version() -> str:
-    """The template's version: the artifact's version.txt, else pyproject.toml's beside handler/; or "unknown"."""
-    global _version
-    if _version is None:
-        _version = read_template_version(os.path.dirname(os.path.dirname(__file__)))  # noqa: PTH120 - see below
-    return _version
-
-
-def read_template_version(handler_directory: str) -> str:
-    """The version `sam build` wrote into handler/ (os.path, not pathlib: a cold start's first log line reads
-    it), else the [project].version of the pyproject.toml beside handler/, as in a checkout."""
-    try:
-        with open(os.path.join(handler_directory, PREBUILT_VERSION_FILE), encoding="utf-8") as file:  # noqa: PTH118, PTH123
-            return file.read().strip() or "unknown"
-    except OSError:
-        pass
-    pyproject = os.path.join(os.path.dirname(handler_directory), "pyproject.toml")  # noqa: PTH118, PTH120
-    if not os.path.exists(pyproject):  # noqa: PTH110 - an artifact laid out by hand: no TOML parser for nothing
-        return "unknown"
-    import tomllib
-
-    try:
-        with open(pyproject, "rb") as file:  # noqa: PTH123
-            version = tomllib.load(file).get("project", {}).get("version")
-    except (OSError, tomllib.TOMLDecodeError):
-        return "unknown"
-    return str(version) if version else "unknown"
+    return __version__

@@ -21,7 +21,7 @@ Importing any Powertools module imports its whole package (Logger, Metrics, Trac
 costs a cold GET more than its target allows, and a served GET logs, measures and traces
 nothing. So this module imports Powertools only when something is first logged or measured
 (or at import when tracing is switched on, which needs its decorator from the start): write
-`observability.logger.info(…)` at the call, not `from handler.runtime.observability import logger`
+`observability.logger.info(…)` at the call, not `from median_lambda.runtime.observability import logger`
 at the top of a module that GET imports. tests/integration/test_cold_get.py holds GET to that.
 """
 
@@ -33,7 +33,7 @@ import sys
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, cast
 
-from handler.protocol import (
+from median_lambda.protocol import (
     INITIALIZATION_TYPE_ENV,
     METRICS_NAMESPACE,
     METRICS_NAMESPACE_ENV,
@@ -42,7 +42,7 @@ from handler.protocol import (
     SERVICE_NAME_ENV,
     TRACE_DISABLED_ENV,
 )
-from handler.runtime.env import template_version
+from median_lambda.runtime.env import library_version
 
 if TYPE_CHECKING:
     import logging
@@ -67,8 +67,8 @@ def _logger() -> Logger:
     if _created_logger is None:
         from aws_lambda_powertools import Logger
 
-        # Every line says which version of the template wrote it: after an upgrade, which code logged what.
-        _created_logger = Logger(service=service_name(), template_version=template_version())
+        # Every line says which version of the library wrote it: after an upgrade, which code logged what.
+        _created_logger = Logger(service=service_name(), median_lambda_version=library_version())
         # On the handler, not the logger: a record a tool's `Logger(child=True)` propagates up
         # passes the parent's handler and never the parent logger's filters.
         _created_logger.registered_handler.addFilter(_keyed_for_the_invocation)
@@ -104,7 +104,7 @@ def invocation_started(context: LambdaContext | None) -> None:
 
 
 def forget_invocations() -> None:
-    """Lines carry no invocation's keys, and the next is a cold start: a fresh container's (handler.testing's)."""
+    """Lines carry no invocation's keys, and the next is a cold start: a fresh container's (median_lambda.testing's)."""
     global _invocation, _first_invocation_ahead, _invocations
     _invocation = None
     _first_invocation_ahead = os.environ.get(INITIALIZATION_TYPE_ENV) != PROVISIONED_INITIALIZATION
@@ -240,7 +240,7 @@ def flush_metrics() -> None:
 
 
 def forget_unflushed_metrics() -> None:
-    """Drop the metrics recorded since the last flush: a fresh container has none (handler.testing's reset).
+    """Drop the metrics recorded since the last flush: a fresh container has none (median_lambda.testing's reset).
 
     A call made below the entry point (dispatch's handle_post, in a test) records its metrics and
     never flushes them; without this, the next invocation's EMF line would count them as its own.

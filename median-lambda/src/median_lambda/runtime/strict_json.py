@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from handler.protocol import MAX_NESTING_DEPTH
+from median_lambda.protocol import MAX_NESTING_DEPTH
 
 TOO_DEEP = f"it nests objects and arrays more than {MAX_NESTING_DEPTH} deep"
 TOO_LARGE_FOR_A_DOUBLE = "a number too large for a double"

@@ -1,6 +1,6 @@
 """Call your tools the way Median does, from your own tests.
 
-    from handler.testing import MedianTestClient
+    from median_lambda.testing import MedianTestClient
 
     def test_order_status():
         client = MedianTestClient()
@@ -16,14 +16,14 @@ and goes through `lambda_handler` exactly as a deployed request would.
 - `aws`: `MedianAWS`, what the `median_aws` fixture gives a test that reaches AWS (and the
   idempotency table, as deployed);
 - `template`: `translated`, template.yaml as SAM's translator gives it to CloudFormation, as a `Stack`;
-- `pytest_plugin`: that fixture, registered by pyproject.toml's `-p handler.testing.pytest_plugin`.
+- `pytest_plugin`: that fixture, registered by pyproject.toml's `-p median_lambda.testing.pytest_plugin`.
 """
 
 from __future__ import annotations
 
-from handler.testing.aws import MedianAWS, forget_what_a_container_keeps
-from handler.testing.client import FakeLambdaContext, MedianTestClient, TestAnswer, answer_of, dev_key, new_call_id
-from handler.testing.events import (
+from median_lambda.testing.aws import MedianAWS, forget_what_a_container_keeps
+from median_lambda.testing.client import FakeLambdaContext, MedianTestClient, TestAnswer, answer_of, dev_key, new_call_id
+from median_lambda.testing.events import (
     PAYLOAD_FORMATS,
     TEST_KEY,
     call_body,
@@ -31,7 +31,7 @@ from handler.testing.events import (
     http_event,
     signed_event,
 )
-from handler.testing.template import Stack, template_parameters, translated
+from median_lambda.testing.template import Stack, template_parameters, translated
 
 __all__ = [
     "PAYLOAD_FORMATS",

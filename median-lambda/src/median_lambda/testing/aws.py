@@ -6,7 +6,7 @@ import functools
 import sys
 from typing import Any, Protocol
 
-from handler.protocol import IDEMPOTENCY_TABLE_ENV
+from median_lambda.protocol import IDEMPOTENCY_TABLE_ENV
 
 # The idempotency table as template.yaml makes it (IdempotencyTable), and Powertools' DynamoDB
 # persistence layer reads it by default: the callId's record under `id`, dropped after `expiration`.
@@ -115,12 +115,12 @@ def forget_what_a_container_keeps() -> None:
     from an earlier pytest session in the same process (mutmut runs several) would still point at
     that session's moto server, long stopped.
     """
-    from handler.authoring.dependencies import forget_secrets
-    from handler.authoring.settings import forget_configuration
-    from handler.calls.idempotency import forget_clients as forget_idempotency_clients
-    from handler.runtime.aws_clients import forget_tool_clients
-    from handler.runtime.env import forget_settings
-    from handler.runtime.observability import forget_invocations, forget_unflushed_metrics
+    from median_lambda.authoring.dependencies import forget_secrets
+    from median_lambda.authoring.settings import forget_configuration
+    from median_lambda.calls.idempotency import forget_clients as forget_idempotency_clients
+    from median_lambda.runtime.aws_clients import forget_tool_clients
+    from median_lambda.runtime.env import forget_settings
+    from median_lambda.runtime.observability import forget_invocations, forget_unflushed_metrics
 
     forget_configuration()
     forget_secrets()
@@ -129,6 +129,6 @@ def forget_what_a_container_keeps() -> None:
     forget_settings()
     forget_unflushed_metrics()
     forget_invocations()
-    entry_point = sys.modules.get("handler.app")
+    entry_point = sys.modules.get("median_lambda.app")
     if entry_point is not None:  # not imported for this alone: a test that never called the handler has no key
         entry_point.key_source.forget()

@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
-from handler.testing.events import TEST_KEY, call_body, diagnostics_body, signed_event
+from median_lambda.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
+from median_lambda.testing.events import TEST_KEY, call_body, diagnostics_body, signed_event
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -84,7 +84,7 @@ class MedianTestClient:
         self._last_body: bytes | None = None
 
     def send(self, event: dict[str, Any], context: FakeLambdaContext | None = None) -> TestAnswer:
-        from handler.app import lambda_handler
+        from median_lambda.app import lambda_handler
 
         with dev_key(self.key):
             return answer_of(lambda_handler(event, context or FakeLambdaContext()))  # type: ignore[arg-type]

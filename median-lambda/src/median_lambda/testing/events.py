@@ -1,6 +1,6 @@
 """Events as Median sends them: API Gateway or Function URL events, signed with a test key, and the bodies of POST.
 
-The test client sends these; `python -m handler call` and the dev server build theirs with them too.
+The test client sends these; `python -m median_lambda call` and the dev server build theirs with them too.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import time
 import uuid
 from typing import Any
 
-from handler.protocol import PROTOCOL_VERSION, SIGNATURE_HEADER
-from handler.request.signature import sign
+from median_lambda.protocol import PROTOCOL_VERSION, SIGNATURE_HEADER
+from median_lambda.request.signature import sign
 
 TEST_KEY = "mk_test_0123456789abcdef"
 PAYLOAD_FORMATS = ("2.0", "1.0", "url")

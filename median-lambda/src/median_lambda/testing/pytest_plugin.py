@@ -1,7 +1,7 @@
 """The pytest fixtures a tool's tests use: `median_aws`, moto's server with the handler pointed at it.
 
-Registered for the whole project by pyproject.toml (`-p handler.testing.pytest_plugin` in pytest's
-addopts), so `tests/tools/` needs no conftest for it. moto and pytest are test dependencies,
+Registered in every pytest run of a venv that has median-lambda (its `pytest11` entry point), so
+`tests/tools/` needs no conftest for it. moto and pytest are test dependencies,
 never the artifact's: nothing the function runs imports this module.
 
 What it holds for every test, with the fixture or without:
@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from handler.testing.aws import MedianAWS, forget_what_a_container_keeps
-from handler.testing.moto_server import LocalMotoServer, aws_environment
-from handler.testing.no_aws import NoAwsServer
+from median_lambda.testing.aws import MedianAWS, forget_what_a_container_keeps
+from median_lambda.testing.moto_server import LocalMotoServer, aws_environment
+from median_lambda.testing.no_aws import NoAwsServer
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -74,10 +74,13 @@ def _no_aws_unless_asked(request: pytest.FixtureRequest) -> Iterator[None]:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A tool module that fails to import stops the run before any test, with one `file:line: what`
-    line per broken module (handler.authoring.registry.ToolLoadError), as `make check` and `make serve` say it:
+    line per broken module (median_lambda.authoring.registry.ToolLoadError), as `make check` and `make serve` say it:
     not as a traceback through the framework in every test that reaches the tools."""
-    from handler.authoring.registry import ToolLoadError, load_tools
+    from median_lambda.authoring.registry import ToolLoadError, load_tools
+    from median_lambda.runtime.env import package_directory
 
+    if package_directory() is None:
+        return  # no tools package where pytest runs: median-lambda's own suite, whose tests bring their own
     try:
         load_tools()
     except ToolLoadError as failed:
@@ -87,7 +90,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     """What stops your tools' configuration on this machine (a settings.local.toml that is not TOML, a
     MEDIAN_STAGE that names no stage), said before any test: their calls would answer 500."""
-    from handler.authoring.settings import ConfigurationError, local_file_problem, this_stage_problem
+    from median_lambda.authoring.settings import ConfigurationError, local_file_problem, this_stage_problem
 
     try:
         problems = [local_file_problem(), this_stage_problem()]

@@ -1,6 +1,6 @@
 """template.yaml as CloudFormation gets it: translated by SAM's own translator, offline.
 
-    from handler.testing import translated
+    from median_lambda.testing import translated
 
     def test_the_function_may_read_its_table():
         stack = translated()  # template.yaml, every parameter at its default
@@ -190,9 +190,9 @@ def template_parameters() -> dict[str, dict[str, Any]]:
 
 def _template_yaml() -> dict[str, Any]:
     # The project's own reader of template.yaml (its short forms, !Ref and the rest), which the build
-    # and `make deploy` use too. Imported here, not at the top: `from handler.testing import ...` then
+    # and `make deploy` use too. Imported here, not at the top: `from median_lambda.testing import ...` then
     # costs a test that never reads the template neither PyYAML nor scripts/.
-    from scripts.sam_settings import load_template
+    from median_lambda.project.sam_config import load_template
 
     template: dict[str, Any] = load_template()
     return template

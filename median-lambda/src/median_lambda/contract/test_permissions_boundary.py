@@ -1,0 +1,203 @@
+"""The pipeline's permissions boundary: the stack's roles are created only under it, and it holds what they are granted.
+
+pipeline/oidc-role.yaml makes the boundary and its CloudFormation role refuses to create or
+widen a role without it; template.yaml sets it on its roles through a parameter that
+samconfig.toml's stages fill in. So a change to main cannot give the function more than the
+boundary allows, and a change that needs more fails here first, saying where to add it,
+rather than in a deploy.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from median_lambda.testing import translated
+from median_lambda.testing.template import ACCOUNT_ID, REGION, STACK_NAME
+from median_lambda.project.sam_config import SAMCONFIG, load_template, parameter_overrides
+
+ROLE_TEMPLATE = Path.cwd() / "pipeline" / "oidc-role.yaml"
+BOUNDARY = {"Ref": "StackRolesPermissionsBoundary"}
+# The actions that give a role rights or set its boundary.
+WIDENING = {"iam:createrole", "iam:putrolepolicy", "iam:attachrolepolicy", "iam:putrolepermissionsboundary"}
+# A name CloudFormation generates for a stack's resource: "<stack>-<LogicalId>-<suffix>".
+GENERATED_ARN = {
+    "AWS::Logs::LogGroup": "arn:aws:logs:{region}:{account}:log-group:{stack}-{name}-ABC123:*",
+    "AWS::DynamoDB::Table": "arn:aws:dynamodb:{region}:{account}:table/{stack}-{name}-ABC123",
+}
+PIPELINE_PARAMETERS = {
+    "AWS::Partition": "aws",
+    "AWS::Region": REGION,
+    "AWS::AccountId": ACCOUNT_ID,
+    "AppStackName": STACK_NAME,
+}
+
+
+@cache
+def role_template() -> dict[str, Any]:
+    template: dict[str, Any] = load_template(ROLE_TEMPLATE)  # scripts/ is not type-checked: its Any, named
+    return template
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def execution_role_statements() -> list[dict[str, Any]]:
+    properties = role_template()["Resources"]["CloudFormationExecutionRole"]["Properties"]
+    return [statement for policy in properties["Policies"] for statement in policy["PolicyDocument"]["Statement"]]
+
+
+def boundary_statements() -> list[dict[str, Any]]:
+    boundary = role_template()["Resources"][BOUNDARY["Ref"]]
+    assert boundary["Type"] == "AWS::IAM::ManagedPolicy"
+    statements: list[dict[str, Any]] = boundary["Properties"]["PolicyDocument"]["Statement"]
+    return statements
+
+
+def pipeline_sub(value: Any) -> str:
+    """A resource of the pipeline's template as a glob, for the stage that deploys STACK_NAME."""
+    text = value if isinstance(value, str) else value["Fn::Sub"]
+    return re.sub(r"\$\{([^}]+)\}", lambda match: PIPELINE_PARAMETERS[match.group(1)], text)
+
+
+def test_the_execution_role_gives_a_role_rights_only_under_the_boundary() -> None:
+    # GIVEN every statement of the CloudFormation role that allows creating a role or granting it rights
+    widening = [
+        statement
+        for statement in execution_role_statements()
+        if statement["Effect"] == "Allow" and {a.lower() for a in as_list(statement["Action"])} & WIDENING
+    ]
+    assert widening
+    # THEN each allows it only on a role whose permissions boundary is the pipeline's
+    for statement in widening:
+        assert statement["Condition"]["StringEquals"]["iam:PermissionsBoundary"] == BOUNDARY, statement["Sid"]
+    # AND every one of those actions is covered, so none is allowed unconditioned elsewhere
+    assert {a.lower() for s in widening for a in as_list(s["Action"])} == WIDENING
+
+
+def test_the_boundary_can_be_neither_removed_nor_rewritten_by_a_deploy() -> None:
+    # GIVEN the CloudFormation role's explicit denials
+    denied = [s for s in execution_role_statements() if s["Effect"] == "Deny"]
+    actions = {a.lower() for s in denied for a in as_list(s["Action"])}
+    # THEN it may not take a role's boundary off, nor change the boundary policy itself
+    assert "iam:deleterolepermissionsboundary" in actions
+    assert {"iam:createpolicyversion", "iam:setdefaultpolicyversion", "iam:deletepolicy"} <= actions
+    assert any(BOUNDARY in as_list(s["Resource"]) for s in denied)
+    # AND nothing it is allowed touches a managed policy
+    allowed = {a.lower() for s in execution_role_statements() if s["Effect"] == "Allow" for a in as_list(s["Action"])}
+    assert not {a for a in allowed if "policyversion" in a or a in {"iam:createpolicy", "iam:deletepolicy"}}
+
+
+@pytest.mark.parametrize("tracing", ["true", "false"])
+def test_the_boundary_allows_everything_the_function_role_is_granted(tracing: str) -> None:
+    # GIVEN the function's role as the stage deploys it, each resource as CloudFormation names it
+    stack = translated(EnableTracing=tracing, PermissionsBoundaryPolicy=f"{STACK_NAME}-permissions-boundary")
+    role = stack.properties("MedianToolsFunctionRole")
+    boundary = [s for s in boundary_statements() if s["Effect"] == "Allow"]
+    for policy in role["Policies"]:
+        for statement in policy["PolicyDocument"]["Statement"]:
+            for action in as_list(statement["Action"]):
+                for resource in as_list(statement["Resource"]):
+                    if isinstance(resource, dict):
+                        name = resource["Fn::GetAtt"].split(".")[0]
+                        resource = GENERATED_ARN[stack.resources[name]["Type"]].format(
+                            region=REGION, account=ACCOUNT_ID, stack=STACK_NAME, name=name
+                        )
+                    # WHEN the boundary is asked whether it allows the grant
+                    allowing = [
+                        s
+                        for s in boundary
+                        if action in as_list(s["Action"])
+                        and any(fnmatch.fnmatchcase(resource, pipeline_sub(r)) for r in as_list(s["Resource"]))
+                    ]
+                    # THEN a statement of it does: a grant the boundary lacks would be denied in AWS
+                    assert allowing, (
+                        f"template.yaml grants the function {action} on {resource}, which the permissions boundary "
+                        "does not allow: add it to StackRolesPermissionsBoundary in pipeline/oidc-role.yaml, and "
+                        "update each stage's pipeline stack before deploying"
+                    )
+
+
+def boundary_problems(statements: list[dict[str, Any]]) -> list[str]:
+    """What in these boundary statements reaches beyond the stage stack's own resources, or the company's named ones."""
+    problems = []
+    for statement in statements:
+        sid = statement["Sid"]
+        problems += [f"{sid}: {action} is not one action" for action in as_list(statement["Action"]) if "*" in action]
+        for resource in as_list(statement["Resource"]):
+            if resource == "*":
+                if not all(a.startswith(("xray:", "cloudwatch:Describe")) for a in as_list(statement["Action"])):
+                    problems.append(f"{sid}: only X-Ray's and CloudWatch's reads may be on every resource")
+            elif sid.startswith("Company"):
+                # A resource of the company's (docs/your-own-systems.md): in this account and region, by its name.
+                text = resource["Fn::Sub"]
+                if "${AWS::AccountId}" not in text or "${AWS::Region}" not in text or "*" in text:
+                    problems.append(f"{sid}: {text} must name one resource of this account and region")
+            elif "${AppStackName}" not in resource["Fn::Sub"]:
+                problems.append(
+                    f"{sid}: {resource} is not the stack's own; a company's resource goes in a Company... Sid"
+                )
+    return problems
+
+
+def test_the_boundary_names_the_stacks_own_resources() -> None:
+    # GIVEN the boundary's statements
+    # THEN each action is named one by one, and each resource is the stage stack's, except where the
+    # service names none (X-Ray), the action only reads (CodeDeploy's alarms), or a `Company...`
+    # statement names a resource of the company's, one by one, in this account and region
+    assert boundary_problems(boundary_statements()) == []
+
+
+def test_a_boundary_statement_beyond_the_stack_is_named_with_the_fix() -> None:
+    # GIVEN statements reaching another stack's table, and a company's tables by a pattern
+    sub = "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/"
+    statements = [
+        {"Sid": "Wide", "Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": {"Fn::Sub": sub + "other"}},
+        {"Sid": "CompanyAll", "Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": {"Fn::Sub": sub + "p*"}},
+    ]
+    # WHEN they are checked
+    problems = boundary_problems(statements)
+    # THEN each is named, with where a company's resource belongs
+    assert problems == [
+        f"Wide: {{'Fn::Sub': '{sub}other'}} is not the stack's own; a company's resource goes in a Company... Sid",
+        f"CompanyAll: {sub}p* must name one resource of this account and region",
+    ]
+
+
+def pipeline_stages() -> list[str]:
+    """The stages samconfig.toml holds beside default: the names `copier copy` was given, or a user's own."""
+    # Read while pytest collects: a project without the file gets the test below's failure, not an
+    # error that stops the whole suite.
+    if not SAMCONFIG.is_file():
+        return []
+    document = tomllib.loads(SAMCONFIG.read_text(encoding="utf-8"))
+    return [name for name, section in document.items() if isinstance(section, dict) and name != "default"]
+
+
+def test_the_pipeline_has_stages_to_deploy() -> None:
+    # GIVEN samconfig.toml, WHEN its pipeline stages are read, THEN there are some: the test below checks each
+    assert pipeline_stages(), (
+        "samconfig.toml is missing or names no stage beside [default]: the deploy workflow has none to deploy"
+    )
+
+
+@pytest.mark.parametrize("stage", pipeline_stages())
+def test_each_stage_deploys_under_its_pipeline_stacks_boundary(stage: str) -> None:
+    # GIVEN the stage's deploy settings in samconfig.toml, which the GitHub workflow deploys with
+    document = tomllib.loads(SAMCONFIG.read_text(encoding="utf-8"))
+    stack_name = document[stage]["global"]["parameters"]["stack_name"]
+    overrides = parameter_overrides(document[stage]["deploy"]["parameters"])
+    # THEN it names the boundary that stage's pipeline stack makes, by the name the stack gives it
+    assert role_template()["Resources"][BOUNDARY["Ref"]]["Properties"]["ManagedPolicyName"] == {
+        "Fn::Sub": "${AppStackName}-permissions-boundary"
+    }
+    assert overrides["PermissionsBoundaryPolicy"] == f"{stack_name}-permissions-boundary"
+    # AND its key's secret is one the boundary lets the function read: named under the stack's name
+    assert overrides["MedianKeySecretName"].startswith(f"{stack_name}/")

@@ -1,0 +1,156 @@
+"""The function's settings as `sam deploy` will see them: template.yaml overlaid with samconfig.toml.
+
+SAM does not tell a `BuildMethod: makefile` build which architecture it builds for
+(aws/aws-sam-cli#3349), so the build and the artifact check ask here: $LAMBDA_ARCHITECTURE
+(the Makefile's, for a build from a copy of the template set to another, `make invoke
+LOCAL_ARCH=x86_64`), else the function's `Architectures` as template.yaml writes it (Globals,
+or the function's own), else Lambda's default, x86_64.
+
+    python -m median_lambda.project.sam_config architecture   # arm64
+    python -m median_lambda.project.sam_config wheel-machine  # aarch64, as pip's manylinux platform tags name it
+
+`sam local` takes `--parameter-overrides` in place of samconfig.toml's, not on top of them, so
+the Makefile passes samconfig's local overrides with the user's added:
+
+    PARAMETER_OVERRIDES=LogLevel=DEBUG python -m median_lambda.project.sam_config local-overrides
+    # ParametersSecretsExtensionLayerArn=none LogLevel=DEBUG
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
+TEMPLATE = ROOT / "template.yaml"
+SAMCONFIG = ROOT / "samconfig.toml"
+CONFIG_ENV = "default"
+FUNCTION = "MedianToolsFunction"  # the one function the Makefile builds (build-MedianToolsFunction)
+ARCHITECTURE_ENV = "LAMBDA_ARCHITECTURE"
+LAMBDA_DEFAULT_ARCHITECTURE = "x86_64"  # what Lambda runs a function on that names none
+# `make invoke LOCAL_ARCH=x86_64`: sam local on the host's architecture rather than the template's.
+LOCAL_ARCHITECTURE_ENV = "LOCAL_ARCH"
+# `make invoke PARAMETER_OVERRIDES="LogLevel=DEBUG"`: more overrides for sam local, over samconfig's.
+LOCAL_OVERRIDES_ENV = "PARAMETER_OVERRIDES"
+LOCAL_COMMAND = "local_invoke"  # samconfig's section for sam local invoke; start-api's holds the same overrides
+# Lambda's names for its instruction sets -> the machine in wheel tags and `uname -m`.
+WHEEL_MACHINES = {"arm64": "aarch64", "x86_64": "x86_64"}
+
+
+class _CloudFormationLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, also accepting CloudFormation's short forms (!Ref, !Sub, ...)."""
+
+
+def _intrinsic(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    name = suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}"  # !Condition is {"Condition": ...}
+    if isinstance(node, yaml.ScalarNode):
+        return {name: loader.construct_scalar(node)}
+    if isinstance(node, yaml.SequenceNode):
+        return {name: loader.construct_sequence(node, deep=True)}
+    return {name: loader.construct_mapping(node, deep=True)}  # type: ignore[arg-type]
+
+
+_CloudFormationLoader.add_multi_constructor("!", _intrinsic)
+
+
+def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
+    return parse_template(path.read_text(encoding="utf-8"), str(path))
+
+
+def parse_template(text: str, source: str = "template.yaml") -> dict[str, Any]:
+    document = yaml.load(text, Loader=_CloudFormationLoader)  # noqa: S506 - safe loader
+    if not isinstance(document, dict):
+        raise ValueError(f"{source} is not a YAML mapping")
+    return document
+
+
+def deploy_config(path: Path = SAMCONFIG, environment: str = CONFIG_ENV) -> dict[str, Any]:
+    """samconfig.toml's settings for `sam deploy`: its global section overlaid with its deploy section."""
+    return command_config("deploy", path, environment)
+
+
+def command_config(command: str, path: Path = SAMCONFIG, environment: str = CONFIG_ENV) -> dict[str, Any]:
+    """samconfig.toml's settings for one SAM command (`local_invoke`, `deploy`, ...): global, then its own."""
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"{path} is not valid TOML: {error}") from None
+    sections = document.get(environment, {})
+    return {**sections.get("global", {}).get("parameters", {}), **sections.get(command, {}).get("parameters", {})}
+
+
+def parameter_overrides(config: dict[str, Any]) -> dict[str, str]:
+    """`parameter_overrides` as SAM accepts it: one string of Key=Value pairs, or a list of them."""
+    raw = config.get("parameter_overrides", "")
+    pairs = shlex.split(raw) if isinstance(raw, str) else [str(item) for item in raw]
+    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
+
+
+def lambda_architecture(template: Path = TEMPLATE) -> str:
+    """The architecture the function is deployed with, so the one to build for."""
+    chosen = os.environ.get(ARCHITECTURE_ENV, "").strip()
+    where = f"${ARCHITECTURE_ENV}"
+    if not chosen:
+        chosen, where = written_architecture(load_template(template)), f"{template.name}'s Architectures"
+    if chosen not in WHEEL_MACHINES:
+        raise ValueError(
+            f"{where} is {chosen!r}, not one of Lambda's: {', '.join(WHEEL_MACHINES)} "
+            "(python -m median_lambda.project.architecture sets it)"
+        )
+    return chosen
+
+
+def written_architecture(template: dict[str, Any]) -> str:
+    """The function's `Architectures` as the template writes it: its own, else Globals', else Lambda's default."""
+    own = template.get("Resources", {}).get(FUNCTION, {}).get("Properties", {})
+    globals_ = template.get("Globals", {}).get("Function", {})
+    written = own.get("Architectures", globals_.get("Architectures", [LAMBDA_DEFAULT_ARCHITECTURE]))
+    if not isinstance(written, list) or len(written) != 1:
+        return str(written)
+    return str(written[0])
+
+
+def wheel_machine(architecture: str) -> str:
+    return WHEEL_MACHINES[architecture]
+
+
+def local_overrides(samconfig: Path = SAMCONFIG) -> str:
+    """`--parameter-overrides` for sam local: samconfig's own, then $PARAMETER_OVERRIDES.
+
+    Checks $LOCAL_ARCH first, the architecture `make local-build` sets on a copy of the template,
+    so that a typo is named by its variable before anything is built."""
+    local_architecture = os.environ.get(LOCAL_ARCHITECTURE_ENV, "").strip()
+    if local_architecture and local_architecture not in WHEEL_MACHINES:
+        raise ValueError(f"LOCAL_ARCH={local_architecture!r} is not one of Lambda's: {', '.join(WHEEL_MACHINES)}")
+    overrides = parameter_overrides(command_config(LOCAL_COMMAND, samconfig))
+    overrides |= parameter_overrides({"parameter_overrides": os.environ.get(LOCAL_OVERRIDES_ENV, "")})
+    return " ".join(f"{key}={shlex.quote(value)}" for key, value in overrides.items())
+
+
+def main(argv: list[str]) -> int:
+    commands = {
+        "architecture": lambda: lambda_architecture(),
+        "wheel-machine": lambda: wheel_machine(lambda_architecture()),
+        "local-overrides": lambda: local_overrides(),
+    }
+    if len(argv) != 1 or argv[0] not in commands:
+        print(f"usage: python -m median_lambda.project.sam_config {{{'|'.join(commands)}}}", file=sys.stderr)
+        return 2
+    try:
+        print(commands[argv[0]]())
+    except (OSError, KeyError, ValueError) as error:
+        print(f"error: cannot tell the function's settings: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,136 @@
+"""`python -m median_lambda.devserver` as `make serve` runs it: a real process on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from median_lambda.authoring.settings import OVERRIDE_PREFIX
+from median_lambda.protocol import STAGE_ENV, TOOLS_PACKAGE_ENV
+from tests.scratch_tools import SAMPLE_TOOLS
+from tests.support.ports import free_port
+from tests.threaded_server import serving_in_a_thread
+
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import Iterator
+
+    from median_lambda.devserver.server import DevServer
+
+REPO = Path(__file__).resolve().parent.parent
+READY_LINE = "Press Ctrl-C to stop."
+START_TIMEOUT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class DevServerProcess:
+    port: int
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def inspector_url(self) -> str:
+        """The link the server printed: the page, with the token that lets it run tools."""
+        return f"http://127.0.0.1:{self.port}/_inspector?token={self.token}"
+
+    @property
+    def token(self) -> str:
+        printed = re.search(r"/_inspector\?token=([A-Za-z0-9_-]+)", self.output())
+        assert printed, f"the dev server printed no inspector link:\n{self.output()}"
+        return printed.group(1)
+
+    def inspector_api(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.port}/_inspector/api/{name}"
+
+    @property
+    def token_header(self) -> dict[str, str]:
+        """What the page sends with every API request: the printed token."""
+        return {"x-inspector-token": self.token}
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+@contextmanager
+def running_devserver(
+    log_dir: Path,
+    *,
+    cwd: Path = REPO,
+    tools_package: str | None = SAMPLE_TOOLS,
+    env: dict[str, str] | None = None,
+) -> Iterator[DevServerProcess]:
+    """Start the dev server, wait for its startup text, and stop it afterwards.
+
+    It serves `tools_package` (the sample tools by default); None serves `tools`, as `make serve`
+    does. `cwd` comes first on the server's import path, so a directory holding its own `tools`
+    package serves those tools with this repository's handler and devserver.
+    """
+    port = free_port()
+    log = log_dir / f"devserver-{port}.log"
+    # Neither the tools package nor the stage or overrides a user's shell may set for their own tools.
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in (TOOLS_PACKAGE_ENV, STAGE_ENV) and not name.startswith(OVERRIDE_PREFIX)
+    }
+    environment.update({"PORT": str(port), "PYTHONPATH": str(REPO), **(env or {})})
+    if tools_package is not None:
+        environment[TOOLS_PACKAGE_ENV] = tools_package
+    # The log goes to a file: a pipe nobody reads would block the server once it filled.
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "median_lambda.devserver"], cwd=cwd, env=environment, stdout=sink, stderr=subprocess.STDOUT
+        )
+    server = DevServerProcess(port, log)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while READY_LINE not in server.output():
+            if process.poll() is not None:
+                raise RuntimeError(f"the dev server exited with {process.returncode}:\n{server.output()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the dev server did not start in {START_TIMEOUT_SECONDS:.0f} s:\n{server.output()}")
+            time.sleep(0.05)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextmanager
+def serving_in_process(**limits: float) -> Iterator[DevServer]:
+    """A `DevServer` on a free loopback port in this process, with the limits given (small, for tests)."""
+    from median_lambda.devserver.server import DevServer
+
+    with serving_in_a_thread(DevServer(0, **limits)) as server:  # type: ignore[arg-type]
+        yield server
+
+
+def read_answer(connection: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """The one answer on this connection: its status, headers and body."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        chunk = connection.recv(65536)
+        assert chunk, f"the connection closed without an answer (after {received!r})"
+        received += chunk
+    top, _, body = received.partition(b"\r\n\r\n")
+    status_line, *lines = top.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    while len(body) < int(headers["content-length"]):
+        chunk = connection.recv(65536)
+        assert chunk, "the connection closed in the middle of the answer"
+        body += chunk
+    return int(status_line.split()[1]), headers, body

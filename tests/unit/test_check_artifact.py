@@ -1,0 +1,278 @@
+"""The CI gate on what `sam build` made: it must catch a wrong-architecture wheel and stray workspace files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from median_lambda.manifest.build import build_manifest
+from median_lambda._version import __version__
+from median_lambda.build.check import check
+from median_lambda.project.lock import locked_artifact_versions
+
+if TYPE_CHECKING:
+    from median_lambda.authoring.registry import Registry
+
+ROOT = Path(__file__).resolve().parents[2]
+ELF_AARCH64, ELF_X86_64 = 183, 62
+
+
+def shared_object(path: Path, machine: int) -> None:
+    """A file with just the ELF header fields the check reads: magic, class, byte order, e_machine."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) + (3).to_bytes(2, "little") + machine.to_bytes(2, "little")
+    path.write_bytes(header + bytes(44))
+
+
+def dist_info(root: Path, name: str, version: str) -> Path:
+    """The metadata folder an installer writes for a package, named as wheels name it."""
+    folder = root / f"{name.replace('-', '_')}-{version}.dist-info"
+    folder.mkdir(parents=True)
+    (folder / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def locked_for_arm64() -> dict[str, str]:
+    """What the committed uv.lock puts into an arm64 artifact."""
+    return locked_artifact_versions("aarch64")
+
+
+@pytest.fixture
+def artifact(tmp_path: Path, sample_tools: Registry, locked_for_arm64: dict[str, str]) -> Path:
+    """An artifact as the build lays it out for arm64 from uv.lock, for the sample tools (tests/sample_tools/)."""
+    root = tmp_path / "MedianToolsFunction"
+    for name, version in locked_for_arm64.items():
+        dist_info(root, name, version)
+    for name in ("handler/app.py", "tools/__init__.py", "median_lambda/app.py"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("")
+    manifest, _ = build_manifest(sample_tools)
+    (root / "median_lambda" / "manifest.json").write_text(json.dumps(manifest))
+    (root / "median_lambda" / "_version.py").write_text(f'__version__ = "{__version__}"\n')
+    shared_object(root / "pydantic_core" / "_pydantic_core.cpython-313-aarch64-linux-gnu.so", ELF_AARCH64)
+    return root
+
+
+def test_a_well_built_artifact_passes(artifact: Path) -> None:
+    # GIVEN an artifact built for arm64 and CPython 3.13
+    # WHEN it is checked for arm64
+    # THEN nothing is wrong
+    assert check(artifact, "arm64") == []
+
+
+def test_wheels_for_another_architecture_are_caught(artifact: Path) -> None:
+    # GIVEN pydantic_core built for x86_64 in an arm64 function
+    (artifact / "pydantic_core" / "_pydantic_core.cpython-313-aarch64-linux-gnu.so").unlink()
+    shared_object(artifact / "pydantic_core" / "_pydantic_core.cpython-313-x86_64-linux-gnu.so", ELF_X86_64)
+    # WHEN it is checked
+    problems = check(artifact, "arm64")
+    # THEN the check names the module and both machines
+    assert any("_pydantic_core" in problem and "x86_64, not aarch64" in problem for problem in problems)
+
+
+def test_wheels_for_another_python_are_caught(artifact: Path) -> None:
+    # GIVEN pydantic_core built for CPython 3.11, as pip on this machine would install it by default
+    (artifact / "pydantic_core" / "_pydantic_core.cpython-313-aarch64-linux-gnu.so").rename(
+        artifact / "pydantic_core" / "_pydantic_core.cpython-311-aarch64-linux-gnu.so"
+    )
+    # WHEN it is checked
+    # THEN the check says it is for another Python
+    assert any("another Python than 3.13" in problem for problem in check(artifact, "arm64"))
+
+
+@pytest.mark.parametrize("stray", ["tests/test_x.py", ".venv/pyvenv.cfg", "handler/__pycache__/app.cpython-311.pyc"])
+def test_workspace_files_in_the_artifact_are_caught(artifact: Path, stray: str) -> None:
+    # GIVEN a file of the workspace copied into the artifact
+    (artifact / stray).parent.mkdir(parents=True, exist_ok=True)
+    (artifact / stray).write_text("")
+    # WHEN it is checked
+    # THEN the check names it
+    assert any(stray.split("/")[0] in problem for problem in check(artifact, "arm64"))
+
+
+def test_bytecode_for_the_runtimes_python_is_welcome(artifact: Path) -> None:
+    # GIVEN bytecode that a build on Python 3.13 made (scripts/compile_artifact.py)
+    (artifact / "median_lambda" / "__pycache__").mkdir()
+    (artifact / "median_lambda" / "__pycache__" / "app.cpython-313.pyc").write_bytes(b"")
+    # WHEN it is checked
+    # THEN nothing is wrong: it spares Lambda a compile at every cold start
+    assert check(artifact, "arm64") == []
+
+
+def test_a_missing_or_stale_prebuilt_manifest_is_caught(artifact: Path) -> None:
+    # GIVEN a manifest.json that no longer matches the tools
+    (artifact / "median_lambda" / "manifest.json").write_text('{"version":1,"tools":[],"diagnostics":false}')
+    # WHEN it is checked
+    # THEN the check says to build again; and a missing one is named too
+    assert any("differs from the manifest" in problem for problem in check(artifact, "arm64"))
+    (artifact / "median_lambda" / "manifest.json").unlink()
+    assert "median_lambda/manifest.json is missing" in check(artifact, "arm64")
+
+
+def test_a_missing_or_stale_library_is_caught(artifact: Path) -> None:
+    # GIVEN the library's runtime from another version than the one this venv has (the lock's)
+    (artifact / "median_lambda" / "_version.py").write_text('__version__ = "0.9.0"\n')
+    # WHEN it is checked
+    # THEN the check names both versions and says to build again; and a missing one is named too
+    assert check(artifact, "arm64") == [
+        f"median_lambda/_version.py says '0.9.0', the locked median-lambda is {__version__!r}: build again"
+    ]
+    (artifact / "median_lambda" / "_version.py").unlink()
+    assert check(artifact, "arm64") == ["median_lambda/_version.py is missing"]
+
+
+def test_a_developers_part_of_the_library_in_the_artifact_is_caught(artifact: Path) -> None:
+    # GIVEN the library's testing kit and CLI copied into the artifact beside its runtime
+    for part in ("testing/client.py", "cli/commands.py"):
+        (artifact / "median_lambda" / part).parent.mkdir(parents=True)
+        (artifact / "median_lambda" / part).write_text("")
+    # WHEN it is checked
+    # THEN each is named as never to be deployed
+    problems = check(artifact, "arm64")
+    for part in ("testing", "cli"):
+        assert f"median_lambda/{part} is in the artifact: a developer's part of median-lambda, never deployed" in problems
+
+
+def test_the_inspector_in_the_artifact_is_caught(artifact: Path) -> None:
+    # GIVEN the inspector's page copied into the artifact under another folder
+    (artifact / "median_lambda" / "inspector.html").write_text("<title>inspector</title>")
+    # WHEN it is checked
+    # THEN the check names it as the dev server's, which must never be deployed
+    assert "handler/inspector.html is part of the local dev server" in check(artifact, "arm64")
+
+
+def test_a_package_at_another_version_than_the_lock_is_caught(artifact: Path, locked_for_arm64: dict[str, str]) -> None:
+    # GIVEN an artifact whose pydantic is not the locked one (a build that resolved the ranges afresh)
+    locked = locked_for_arm64["pydantic"]
+    shutil.rmtree(artifact / f"pydantic-{locked}.dist-info")
+    dist_info(artifact, "pydantic", "2.0.0")
+    # WHEN it is checked
+    problems = check(artifact, "arm64")
+    # THEN the check names the package, both versions, and how to get the locked one
+    assert (
+        f"pydantic 2.0.0 is in the artifact, uv.lock has {locked}: build again (make build) from the committed uv.lock"
+        in (problems)
+    )
+
+
+def test_a_locked_package_missing_from_the_artifact_is_caught(artifact: Path, locked_for_arm64: dict[str, str]) -> None:
+    # GIVEN an artifact without aws-xray-sdk (the tracing group was not installed)
+    locked = locked_for_arm64["aws-xray-sdk"]
+    shutil.rmtree(artifact / f"aws_xray_sdk-{locked}.dist-info")
+    # WHEN it is checked
+    # THEN the check names it, with its locked version
+    assert any(
+        problem.startswith(f"aws-xray-sdk {locked} is locked for the artifact but not in it")
+        for problem in (check(artifact, "arm64"))
+    )
+
+
+def test_a_package_the_lock_does_not_put_into_the_artifact_is_caught(artifact: Path) -> None:
+    # GIVEN botocore in the artifact, as tracing's dependencies would bring it without --no-deps
+    dist_info(artifact, "botocore", "1.40.0")
+    # WHEN it is checked
+    problems = check(artifact, "arm64")
+    # THEN the check names it and both ways out: lock it as a runtime dependency, or build again
+    assert any(
+        problem.startswith("botocore 1.40.0 is in the artifact, but uv.lock does not put it there")
+        and "run make lock" in problem
+        for problem in problems
+    )
+
+
+@pytest.mark.parametrize("machine", ["aarch64", "x86_64"])
+def test_the_lock_gives_each_architecture_the_runtime_group_and_never_the_runtimes_own_sdk(machine: str) -> None:
+    # GIVEN the committed uv.lock
+    # WHEN it is asked what an artifact for either architecture holds
+    locked = locked_artifact_versions(machine)
+    # THEN the runtime and tracing groups are there, at exact versions, and boto3 and botocore are
+    # not: the Lambda runtime provides them, precompiled (pyproject.toml, aws-sdk)
+    assert {"aws-lambda-powertools", "pydantic", "pydantic-core", "aws-xray-sdk", "wrapt"} <= set(locked)
+    assert not {"boto3", "botocore", "s3transfer"} & set(locked)
+    assert all(version[0].isdigit() for version in locked.values())
+
+
+# A machine's settings, and what editors and merge tools leave beside it: each must stay behind.
+LOCAL_FILES = (
+    "tools/settings.local.toml",
+    "tools/settings.local.toml~",
+    "tools/.settings.local.toml.swp",
+    "tools/#settings.local.toml#",
+    "tools/.#settings.local.toml",
+    "tools/settings.local.toml.bak",
+    "tools/settings.local.toml.orig",
+    "tools/settings.toml~",
+    "tools/.orders.py.swp",
+    "handler/.env",
+    ".median-dev-key",
+    "env.json",
+)
+
+
+@pytest.mark.parametrize("local", LOCAL_FILES)
+def test_a_local_file_anywhere_in_the_artifact_is_caught(artifact: Path, local: str) -> None:
+    # GIVEN a developer's local values, or an editor's copy of a file, in the artifact
+    (artifact / local).parent.mkdir(parents=True, exist_ok=True)
+    (artifact / local).write_text('CARRIER_TOKEN = "local-dev-token"\n')
+    # WHEN it is checked
+    # THEN the check names it, and why it must stay behind
+    assert (
+        f"{local} is in the artifact: a machine's local values or an editor's copy of a file, which the build must "
+        "leave behind"
+    ) in check(artifact, "arm64")
+
+
+@pytest.mark.parametrize("stray", ["tools/notes.txt", "tools/data/zones.csv", "handler/request/old_responses.py.txt"])
+def test_a_file_of_handler_or_tools_the_build_would_not_copy_is_caught(artifact: Path, stray: str) -> None:
+    # GIVEN a file in handler/ or tools/ that is neither a module nor a data file the build copies
+    (artifact / stray).parent.mkdir(parents=True, exist_ok=True)
+    (artifact / stray).write_text("")
+    # WHEN it is checked
+    # THEN the check names it, and the rules it breaks
+    assert (
+        f"{stray} is in the artifact, but the build copies only Python modules and the data files it names "
+        "(scripts/artifact_sources.py)"
+    ) in check(artifact, "arm64")
+
+
+def test_the_makefile_build_copies_handler_and_tools_by_their_rules(tmp_path: Path) -> None:
+    # GIVEN a project whose tools/ holds settings.toml, the local file, its example and an editor's backup of it
+    project = tmp_path / "project"
+    for name in (
+        "handler/app.py",
+        "tools/__init__.py",
+        "tools/settings.toml",
+        "tools/settings.local.toml",
+        "tools/settings.local.toml~",
+        "tools/settings.local.example.toml",
+    ):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("")
+    # WHEN the copy step of the Makefile's build recipe (as `make -n` prints it) runs there
+    artifacts = tmp_path / "artifact"
+    artifacts.mkdir()
+    make, bash = shutil.which("make"), shutil.which("bash")
+    assert make and bash
+    recipe = subprocess.run(  # noqa: S603 - make with our own arguments, printing the recipe only
+        [make, "-n", "-o", ".venv/.installed", "build-MedianToolsFunction", f"ARTIFACTS_DIR={artifacts}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (copy_step,) = [line for line in recipe.splitlines() if "-m median_lambda.build.sources" in line]
+    copy_step = copy_step.replace(".venv/bin/python", sys.executable)
+    # The repository's own scripts/, run on the project's files: the working directory is the project.
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([bash, "-c", copy_step], cwd=project, check=True, env=env)  # noqa: S603 - the Makefile's own line
+    # THEN the artifact has the tools and their settings.toml, and no local file
+    copied = {path.relative_to(artifacts).as_posix() for path in artifacts.rglob("*") if path.is_file()}
+    assert copied == {"handler/app.py", "tools/__init__.py", "tools/settings.toml"}

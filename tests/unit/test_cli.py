@@ -1,0 +1,239 @@
+"""`python -m median_lambda`: signing, the events for sam local, and keys kept out of argv."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import string
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from median_lambda.app import lambda_handler
+from median_lambda.cli.commands import main
+from median_lambda.key.local_key import dev_key
+from median_lambda.request.signature import matches, parse_header
+from median_lambda.testing import TEST_KEY, FakeLambdaContext
+from median_lambda.project.sam_config import load_template
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from median_lambda.authoring.registry import Registry
+
+TICKET_INPUT = '{"ticketNumber":"TCK-1042"}'
+
+
+def run_cli(
+    *arguments: str, env: dict[str, str] | None = None, stdin: bytes = b""
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(  # noqa: S603 - this project's own CLI, no shell
+        [sys.executable, "-m", "median_lambda", *arguments],
+        input=stdin,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("from_stdin", [False, True])
+def test_sign_prints_a_header_that_verifies(from_stdin: bool) -> None:
+    # GIVEN a call body and the key in $MEDIAN_KEY
+    body = '{"version":1,"op":"call","tool":"ticketStatus","input":{"ticketNumber":"TCK-1042"}}'
+    # WHEN `sign` signs it, from --body or from standard input
+    arguments = ("sign", "--body", "-") if from_stdin else ("sign", "--body", body)
+    result = run_cli(*arguments, env={"MEDIAN_KEY": TEST_KEY}, stdin=body.encode() if from_stdin else b"")
+    # THEN it prints a median-signature header that verifies under that key, and only under it
+    assert result.returncode == 0, result.stderr
+    header = parse_header(result.stdout.decode().strip())
+    assert matches(header, TEST_KEY, body.encode())
+    assert not matches(header, "mk_other_key", body.encode())
+
+
+# Where a key typed on the command line may sit: every command, before or after its own arguments.
+COMMANDS = [["sign"], ["sign", "--body", "{}"], ["call", "http://127.0.0.1:9/"], ["event"], ["local-env"], ["check"]]
+LONG_KEY_OPTIONS = ["--key", "--median-key", "--secret"]
+# Each long option, and each abbreviation or extension of it someone might type.
+KEY_OPTION_NAMES = sorted(
+    {option[:length] for option in LONG_KEY_OPTIONS for length in range(3, len(option) + 1)} - {"--key-file"[:3]}
+    | {"--k", "--keys", "--key-value", "--secret-key", "--median-key-value", "--KEY", "--Median-Key", "--median_key"}
+)
+keys = st.text(alphabet=string.ascii_letters + string.digits + "_-+/=", min_size=12, max_size=40).map(
+    lambda text: f"mk_live_{text}"
+)
+
+
+def spelled(option: str, key: str, form: str) -> list[str]:
+    return {"separate": [option, key], "equals": [f"{option}={key}"], "attached": [f"{option}{key}"]}[form]
+
+
+def run_main(arguments: list[str]) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(arguments)
+    return status, out.getvalue() + err.getvalue()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    command=st.sampled_from(COMMANDS),
+    option=st.sampled_from([*KEY_OPTION_NAMES, "-k", "-K", "-key"]),
+    form=st.sampled_from(["separate", "equals", "attached"]),
+    key=keys,
+    first=st.booleans(),
+)
+def test_every_spelling_of_a_key_option_is_refused_without_repeating_it(
+    command: list[str], option: str, form: str, key: str, first: bool
+) -> None:
+    # GIVEN a command line that passes the key with any spelling of a key option, anywhere in it
+    if option.startswith("--") and form == "attached":
+        form = "equals"  # `--keymk_live_...` is a long option of its own name: covered by KEY_OPTION_NAMES
+    key_arguments = spelled(option, key, form)
+    arguments = [command[0], *key_arguments, *command[1:]] if first else [*command, *key_arguments]
+    # WHEN the CLI reads it
+    status, printed = run_main(arguments)
+    # THEN it refuses, says where a key goes instead, and never prints the key back
+    assert status == 2
+    assert "MEDIAN_KEY" in printed and "--key-file" in printed
+    assert key not in printed
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    placement=st.sampled_from(
+        [
+            ["sign", "{key}"],  # a stray positional
+            ["{key}"],  # in the command's place
+            ["check", "{key}", "--also", "a.json"],
+            ["sign", "--body", "{{}}", "{key}"],
+            ["manifest", "--pretty={key}"],  # an explicit value to a flag that takes none
+            ["call", "http://127.0.0.1:9/", "--timeout", "{key}"],  # a value of the wrong type
+            ["call", "{key}"],  # in the URL's place
+            ["call", "http://127.0.0.1:9/", "--diagnostics={key}"],
+            ["sign", "--key-f", "{key}"],  # an abbreviation of --key-file, which is not taken
+            ["sign", "-x{key}"],  # an unknown short option with the key attached
+            ["event", "--{key}"],  # the key typed as an option
+        ]
+    ),
+    key=keys,
+)
+def test_a_key_pasted_anywhere_argparse_complains_is_never_printed(placement: list[str], key: str) -> None:
+    # GIVEN a key pasted where the command line has no room for it
+    arguments = [argument.format(key=key) for argument in placement]
+    # WHEN the CLI reads it
+    status, printed = run_main(arguments)
+    # THEN it is refused as wrong usage, and the error never repeats the key
+    assert status == 2
+    assert key not in printed
+    assert "error:" in printed
+
+
+def test_an_argparse_error_still_names_the_option_at_fault(capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN a flag given a value it does not take
+    # WHEN the CLI reads it
+    status = main(["manifest", "--pretty=mk_live_do_not_leak"])
+    # THEN the message names the option and where to read the usage, with the value hidden
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "argument --pretty" in err and "python -m median_lambda manifest --help" in err
+    assert "mk_live_do_not_leak" not in err
+
+
+def test_an_abbreviated_key_file_option_is_not_taken_for_key_file(capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN `--key-f`, which argparse would otherwise expand to --key-file
+    # WHEN it is given
+    status = main(["sign", "--key-f", "some-file"])
+    # THEN it is an unknown option, not a key file path
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --key-f" in err
+    assert "cannot read the key file" not in err
+
+
+def sam_local_env(env_file: Path) -> dict[str, str]:
+    """The environment `sam local invoke --env-vars env_file` gives the function."""
+    overrides: dict[str, str] = json.loads(env_file.read_text())["Parameters"]
+    return {"AWS_SAM_LOCAL": "true", "AWS_LAMBDA_FUNCTION_NAME": "MedianToolsFunction", **overrides}
+
+
+def write_event(tmp_path: Path, *request: str) -> tuple[dict[str, Any], Path]:
+    event_file, env_file = tmp_path / "event.json", tmp_path / "env.json"
+    assert main(["event", *request, "--output", str(event_file)]) == 0
+    assert main(["local-env", "--output", str(env_file)]) == 0
+    return json.loads(event_file.read_text()), env_file
+
+
+@pytest.mark.parametrize(
+    ("request_options", "method"),
+    [([], "GET"), (["--tool", "ticketStatus", "--input", TICKET_INPUT], "POST"), (["--diagnostics"], "POST")],
+)
+def test_generated_events_are_payload_2_events_that_sam_local_answers_200(
+    sample_tools: Registry, tmp_path: Path, clean_env: pytest.MonkeyPatch, request_options: list[str], method: str
+) -> None:
+    # GIVEN an event and the --env-vars file written as `make invoke` writes them
+    event, env_file = write_event(tmp_path, *request_options)
+    # WHEN the handler runs it in the environment sam local invoke gives it
+    for name, value in sam_local_env(env_file).items():
+        clean_env.setenv(name, value)
+    answer = lambda_handler(event, FakeLambdaContext())  # type: ignore[arg-type]
+    # THEN the event is an API Gateway HTTP API payload 2.0 event, and the answer is 200
+    parsed = APIGatewayProxyEventV2Model.model_validate(event)
+    assert parsed.version == "2.0" and parsed.requestContext.http.method == method
+    assert answer["statusCode"] == 200, answer["body"]
+    if "--tool" in request_options:
+        assert json.loads(answer["body"])["output"]["status"] == "waiting"
+
+
+def test_events_are_signed_with_the_dev_key_so_a_real_key_never_lands_on_disk(
+    tmp_path: Path, clean_env: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a real key in $MEDIAN_KEY, as someone who just called the deployed endpoint has
+    clean_env.setenv("MEDIAN_KEY", "mk_live_real_key_0123456789")
+    # WHEN they write an event for sam local
+    event, env_file = write_event(tmp_path, "--tool", "ticketStatus", "--input", TICKET_INPUT)
+    # THEN neither file holds the real key: the event verifies under the local dev key
+    written = (tmp_path / "event.json").read_text() + env_file.read_text()
+    assert "mk_live_real_key" not in written
+    header = parse_header(event["headers"]["median-signature"])
+    assert matches(header, dev_key(), event["body"].encode())
+
+
+def test_sam_local_can_set_every_variable_the_env_file_sets(tmp_path: Path) -> None:
+    # GIVEN the --env-vars file and the template (sam local sets only variables the template declares)
+    template = load_template()
+    declared = {
+        **template["Globals"]["Function"]["Environment"]["Variables"],
+        **template["Resources"]["MedianToolsFunction"]["Properties"]["Environment"]["Variables"],
+    }
+    _, env_file = write_event(tmp_path)
+    # WHEN the env file's variables are looked up in the template
+    undeclared = set(sam_local_env(env_file)) - set(declared) - {"AWS_SAM_LOCAL", "AWS_LAMBDA_FUNCTION_NAME"}
+    # THEN every one is declared, so the dev key does reach the function
+    assert not undeclared
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["event", "--tool", "ticketStatus", "--input", "[1]"], "must be a JSON object"),
+        (["event", "--tool", "ticketStatus", "--input", "{nope"], "is not JSON"),
+        (["event", "--input", TICKET_INPUT], "--input goes with --tool"),
+        (["call", "ftp://example.com/"], "is not an http(s) URL"),
+        (["call", "mk_live_pasted_key"], "give one like https://"),
+    ],
+)
+def test_wrong_usage_says_what_to_do(arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN a command used wrongly
+    # WHEN it runs
+    status = main(arguments)
+    # THEN it exits 2 with a message naming the mistake
+    assert status == 2
+    assert message in capsys.readouterr().err

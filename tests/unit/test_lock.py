@@ -1,0 +1,141 @@
+"""uv.lock: it matches pyproject.toml, or `make lint` and `make test` fail naming the command that fixes it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tomllib
+from typing import TYPE_CHECKING
+
+import pytest
+
+from median_lambda.project.lock import (
+    LOCK,
+    ROOT,
+    TOOLING,
+    stale_lock_problem,
+    stale_tooling_problems,
+    tool_requirements,
+    uv_executable,
+    uv_requirement,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+STALE = "uv.lock does not match pyproject.toml: run `make lock` and commit uv.lock"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """pyproject.toml and uv.lock as committed, in a folder of the test's own."""
+    for name in ("pyproject.toml", "uv.lock"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+def edit_pyproject(project: Path, old: str, new: str) -> None:
+    path = project / "pyproject.toml"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_the_committed_lock_matches_pyproject() -> None:
+    # GIVEN this checkout's pyproject.toml and uv.lock
+    # WHEN the lock is checked against it, offline
+    # THEN it matches; if not, the failure says `make lock`
+    assert stale_lock_problem() is None
+
+
+@pytest.mark.parametrize(
+    ("change", "old", "new"),
+    [
+        (
+            "a tool's new runtime dependency",
+            '    "pydantic>=2.14,<3",\n',
+            '    "pydantic>=2.14,<3",\n    "python-dateutil>=2.9",\n',
+        ),
+        ("a raised lower bound", '"wrapt>=1.16"', '"wrapt>=99"'),
+        ("a dependency removed", '    "hypothesis>=6.120",\n', ""),
+        ("a new group", "\nlint = [", '\ndocs = ["pyyaml>=6"]\nlint = ['),
+    ],
+)
+def test_a_change_to_pyproject_without_make_lock_names_make_lock(
+    project: Path, change: str, old: str, new: str
+) -> None:
+    # GIVEN pyproject.toml changed and uv.lock left as it was
+    edit_pyproject(project, old, new)
+    # WHEN the lock is checked
+    # THEN the answer is the one line that says what to run
+    assert stale_lock_problem(project) == STALE
+
+
+def test_a_missing_lock_names_make_lock(project: Path) -> None:
+    # GIVEN a checkout whose uv.lock was deleted
+    (project / "uv.lock").unlink()
+    # WHEN it is checked
+    # THEN the answer says how to make one
+    assert stale_lock_problem(project) == STALE
+
+
+def test_pip_installs_the_locked_uv_with_every_hash_the_lock_records() -> None:
+    # GIVEN the lock's entry for uv, the tool that installs everything else
+    entry = next(package for package in tomllib.loads(LOCK.read_text())["package"] if package["name"] == "uv")
+    # WHEN the Makefile asks for uv's requirement
+    requirement = uv_requirement()
+    # THEN it pins the locked version with the hash of every file the lock knows for it (pip refuses any other)
+    files = [entry["sdist"], *entry["wheels"]] if "sdist" in entry else entry["wheels"]
+    assert requirement.startswith(f"uv=={entry['version']} --hash=sha256:")
+    assert set(re.findall(r"--hash=(\S+)", requirement)) == {file["hash"] for file in files}
+    # AND the uv this venv runs is that one
+    version = subprocess.run([uv_executable(), "--version"], capture_output=True, text=True, check=True).stdout  # noqa: S603
+    assert version.split()[1] == entry["version"]
+
+
+@pytest.fixture
+def tooling(tmp_path: Path) -> Path:
+    """tooling/ as committed, in a folder of the test's own."""
+    shutil.copytree(TOOLING, tmp_path / "tooling")
+    return tmp_path / "tooling"
+
+
+def test_every_developer_tool_has_a_lock_that_matches_what_it_declares() -> None:
+    # GIVEN this checkout's tooling/NAME.py declarations
+    scripts = sorted(path.name for path in TOOLING.glob("*.py"))
+    # WHEN their locks are checked, offline
+    # THEN each has one, current, and it pins every package with its hashes
+    assert stale_tooling_problems() == []
+    assert {"sam-cli.py", "checkov.py", "workflow-lint.py"} <= set(scripts)
+    for name in scripts:
+        requirements = tool_requirements(name.removesuffix(".py"))
+        pins = [line for line in requirements.splitlines() if line and not line.startswith((" ", "#"))]
+        assert pins and all("==" in line for line in pins), name
+        assert requirements.count("--hash=sha256:") >= len(pins), name
+
+
+def test_a_tool_declared_at_another_version_names_make_lock(tooling: Path) -> None:
+    # GIVEN the SAM CLI asked for at a version its lock does not pin
+    script = tooling / "sam-cli.py"
+    script.write_text(script.read_text(encoding="utf-8").replace('"aws-sam-cli>=1.130"', '"aws-sam-cli>=99"'))
+    # WHEN the tooling is checked
+    # THEN the one line names the lock, its declaration and the command that fixes it
+    assert stale_tooling_problems(tooling) == [
+        "tooling/sam-cli.py.lock does not match tooling/sam-cli.py: run `make lock` and commit tooling/"
+    ]
+
+
+def test_a_new_tool_without_its_lock_names_make_lock(tooling: Path) -> None:
+    # GIVEN a tool declared in tooling/ without `make lock`
+    (tooling / "vale.py").write_text('# /// script\n# dependencies = ["vale>=3"]\n# ///\n')
+    # WHEN the tooling is checked
+    # THEN it is named
+    assert stale_tooling_problems(tooling) == ["tooling/vale.py.lock is missing: run `make lock` and commit tooling/"]
+
+
+def test_the_project_lock_holds_none_of_the_developer_tools() -> None:
+    # GIVEN uv.lock, the project's own
+    locked = {package["name"] for package in tomllib.loads(LOCK.read_text())["package"]}
+    # THEN no tool that has a venv of its own is in it: their pins never bend the project's
+    assert locked.isdisjoint({"aws-sam-cli", "checkov", "zizmor", "check-jsonschema", "mutmut"})
