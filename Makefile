@@ -155,7 +155,7 @@ build: $(SAM_INSTALLED) $(INSTALLED) ## sam build: the Lambda artifact in .aws-s
 	$(SAM) build
 
 validate: $(SAM_INSTALLED) $(INSTALLED) ## sam validate --lint, serverless rules, Checkov; a version left stale, Lambda's 256-char and 4 KB limits
-	$(BIN)/python -m median_lambda.deploy.template_check
+	$(BIN)/python -m median_lambda.cli.template_check
 	$(SAM) validate --lint
 	$(SAM) validate --lint --template pipeline/oidc-role.yaml
 
@@ -268,7 +268,7 @@ invoke: local-build ## sam local invoke with a fresh event: TOOL=orderStatus INP
 
 start-api: local-build ## sam local start-api on http://127.0.0.1:3001 (PORT=), verifying with the local dev key
 	$(NEED_CONTAINER)
-	@$(BIN)/python -m median_lambda.deploy.port_free $(START_API_PORT) "PORT=$$(( $(START_API_PORT) + 100 )) make start-api"
+	@$(BIN)/python -m median_lambda.cli.port_free $(START_API_PORT) "PORT=$$(( $(START_API_PORT) + 100 )) make start-api"
 	$(BIN)/python -m median_lambda local-env --output $(ENV_VARS) >/dev/null
 	$(call SAM_LOCAL,start-api) --port $(START_API_PORT) --env-vars $(ENV_VARS)
 
@@ -280,7 +280,7 @@ call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=,
 # The guided questions are only what differs per deployment (template.yaml's Parameters); the
 # architecture the build is for is written in the template, so no answer can change it.
 deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy" and docs/deploy.md
-	flags=$$($(BIN)/python -m median_lambda.deploy.preflight) && \
+	flags=$$($(BIN)/python -m median_lambda.cli.preflight) && \
 	$(SAM) deploy $$flags
 
 delete: $(SAM_INSTALLED) ## Delete the deployed stack (the key's secret stays)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import boto3
 import pytest
 
-from median_lambda.deploy.preflight import main
+from median_lambda.cli.preflight import main
 
 if TYPE_CHECKING:
     from pathlib import Path

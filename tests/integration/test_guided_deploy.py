@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from median_lambda.deploy.template_check import WRITTEN_IN_THE_TEMPLATE
+from median_lambda.cli.template_check import WRITTEN_IN_THE_TEMPLATE
 from median_lambda.project.sam_config import SAMCONFIG, TEMPLATE, deploy_config, load_template, parameter_overrides
 
 # The venv the Makefile makes the SAM CLI in: $(VENV)/sam-cli, beside the one running the tests.

@@ -16,7 +16,7 @@ import pytest
 
 from median_lambda.protocol import KEY_SECRET_ENV
 from median_lambda.testing import TEST_KEY
-from median_lambda.deploy import smoke_check
+from median_lambda.cli import smoke_check
 from tests.devserver_process import running_devserver
 
 if TYPE_CHECKING:

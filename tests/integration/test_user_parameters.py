@@ -52,7 +52,7 @@ def test_make_test_stays_green_with_a_users_parameters_and_make_validate_names_t
     # AND the stale one is skipped there, pointing at make validate
     assert "CarrierBaseUrl is not in VersionDescription: run make validate" in tests.stdout
     # WHEN make validate's template check runs
-    validate = project.run("-m", "median_lambda.deploy.template_check")
+    validate = project.run("-m", "median_lambda.cli.template_check")
     # THEN it fails, naming CarrierBaseUrl, its variable and the fix, and not CarrierRegion
     assert validate.returncode == 1
     assert "Parameter CarrierBaseUrl: reaches the function (Environment variable CARRIER_BASE_URL)" in validate.stderr

@@ -6,7 +6,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from median_lambda.build.sources import belongs, copy_packages, main
+from median_lambda.build.sources import DEVELOPER_PARTS, belongs, copy_packages, main
 
 # What a project's tools/ may hold beside its modules after a few weeks of work: the machine's
 # settings, and the copies of it that vim, emacs, nano, a merge and a careful person leave.
@@ -46,7 +46,7 @@ def test_only_modules_and_settings_are_copied_and_no_local_file(tmp_path: Path) 
     # GIVEN tools/ with modules, settings.toml, the local file and every editor's copy of it
     root = project(tmp_path / "project", (*MODULES, "tools/settings.toml", "handler/app.py", *LOCAL_LEFTOVERS))
     # WHEN the build copies it
-    said = copy_packages(tmp_path / "artifact", ("median_lambda", "tools"), root)
+    said = copy_packages(tmp_path / "artifact", ("handler", "tools"), root)
     # THEN exactly the modules and settings.toml are in the artifact
     assert copied(tmp_path / "artifact") == {*MODULES, "tools/settings.toml", "handler/app.py"}
     # AND the local files are left behind without a word: nothing a tool might need is among them
@@ -96,10 +96,16 @@ def test_the_command_copies_the_packages_of_the_folder_it_runs_in(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN a project folder, and make running there as sam build does
-    root = project(tmp_path / "project", ("tools/__init__.py", "tools/notes.md", "tools/settings.local.toml~"))
+    root = project(
+        tmp_path / "project", ("handler/app.py", "tools/__init__.py", "tools/notes.md", "tools/settings.local.toml~")
+    )
     monkeypatch.chdir(root)
     # WHEN the command runs
-    assert main([str(tmp_path / "artifact"), "tools"]) == 0
-    # THEN that folder's tools are copied, and the file left behind is said on the build's output
-    assert copied(tmp_path / "artifact") == {"tools/__init__.py"}
+    assert main([str(tmp_path / "artifact")]) == 0
+    # THEN that folder's entry point and tools are copied, beside median-lambda's runtime (its testing kit,
+    # CLI and dev server left out), and the file left behind is said on the build's output
+    artifact = copied(tmp_path / "artifact")
+    assert {path for path in artifact if not path.startswith("median_lambda/")} == {"handler/app.py", "tools/__init__.py"}
+    assert {"median_lambda/app.py", "median_lambda/_version.py", "median_lambda/calls/dispatch.py"} <= artifact
+    assert not {path for path in artifact if path.split("/")[1] in DEVELOPER_PARTS}
     assert capsys.readouterr().out.startswith("left behind tools/notes.md: ")

@@ -146,7 +146,7 @@ def test_the_inspector_in_the_artifact_is_caught(artifact: Path) -> None:
     (artifact / "median_lambda" / "inspector.html").write_text("<title>inspector</title>")
     # WHEN it is checked
     # THEN the check names it as the dev server's, which must never be deployed
-    assert "handler/inspector.html is part of the local dev server" in check(artifact, "arm64")
+    assert "median_lambda/inspector.html is part of the local dev server" in check(artifact, "arm64")
 
 
 def test_a_package_at_another_version_than_the_lock_is_caught(artifact: Path, locked_for_arm64: dict[str, str]) -> None:

@@ -2,7 +2,7 @@
 hit, two lines that must agree and do not, or a samconfig.toml value sam deploy would drop.
 
 Each test edits a copy of template.yaml as a user would (a Parameter and where it goes) and
-runs the check on it, as `python -m median_lambda.deploy.template_check <copy>` does. Each looks only at
+runs the check on it, as `python -m median_lambda.cli.template_check <copy>` does. Each looks only at
 what its own edit changed, so the tests hold whatever a user has already added to the
 template: make validate, not make test, is what tells them about their own parameters.
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from median_lambda.testing import translated
-from median_lambda.deploy.template_check import check, main
+from median_lambda.cli.template_check import check, main
 from median_lambda.project.sam_config import load_template
 from median_lambda.project.architecture import main as set_architecture
 

@@ -12,7 +12,7 @@ import pytest
 
 from median_lambda.authoring.settings import forget_configuration
 from median_lambda.protocol import TOOLS_PACKAGE_ENV
-from median_lambda.deploy.preflight import main
+from median_lambda.cli.preflight import main
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 # What the build copies into the artifact (issue 3: handler/ and tools/, and nothing else).
-ARTIFACT_PACKAGES = ("median_lambda", "tools")
+ARTIFACT_PACKAGES = ("handler", "tools")
 BUILD_TARGET = "build-MedianToolsFunction"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from typing import TYPE_CHECKING
 
-from median_lambda.deploy.port_free import main
+from median_lambda.cli.port_free import main
 
 if TYPE_CHECKING:
     import pytest

@@ -153,8 +153,8 @@ def test_two_functions_each_with_an_architecture_are_refused_naming_both_lines(t
     # GIVEN a second line setting an architecture: a function of the user's own with its own
     edit(
         template,
-        "      Handler: median_lambda.app.lambda_handler\n",
-        "      Handler: median_lambda.app.lambda_handler\n      Architectures: [arm64]\n",
+        "      Handler: handler.app.lambda_handler\n",
+        "      Handler: handler.app.lambda_handler\n      Architectures: [arm64]\n",
     )
     lines = [
         at for at, line in enumerate(template.read_text(encoding="utf-8").splitlines(), 1) if "Architectures: [" in line

@@ -182,7 +182,7 @@ def template_variables(template_file: str | None = None) -> list[str]:
     import importlib
     from pathlib import Path
 
-    check_template = importlib.import_module("median_lambda.deploy.template_check")
+    check_template = importlib.import_module("median_lambda.cli.template_check")
     sam_settings = importlib.import_module("median_lambda.project.sam_config")
     path = Path(template_file) if template_file else sam_settings.TEMPLATE
     template = check_template.Template(sam_settings.load_template(path), {})

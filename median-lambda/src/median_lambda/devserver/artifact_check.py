@@ -12,7 +12,8 @@ from pathlib import Path
 
 from median_lambda.devserver.inspector import INSPECTOR_PATH, PAGE_FILE
 
-DEV_ONLY_PACKAGE = Path(__file__).resolve().parent.name
+# Where the build would lay the dev server out, were it copied: median_lambda/devserver/.
+DEV_ONLY_PACKAGE = ("median_lambda", Path(__file__).resolve().parent.name)
 _SCANNED_SUFFIXES = {".py", ".html", ".js", ".json", ".txt", ".cfg", ".toml"}
 
 
@@ -22,7 +23,7 @@ def dev_server_parts_in(artifact: Path) -> list[str]:
     marker = INSPECTOR_PATH.encode("utf-8")
     for path in sorted(artifact.rglob("*")):
         relative = path.relative_to(artifact)
-        if relative.parts[0] == DEV_ONLY_PACKAGE or path.name == PAGE_FILE.name:
+        if relative.parts[:2] == DEV_ONLY_PACKAGE or path.name == PAGE_FILE.name:
             found.append(str(relative))
         elif path.is_file() and path.suffix in _SCANNED_SUFFIXES and marker in path.read_bytes():
             found.append(f"{relative} (mentions {INSPECTOR_PATH})")

@@ -1,6 +1,6 @@
 """What CloudFormation would accept but deploy wrong, or refuse only mid-deploy: `make validate` runs it.
 
-    python -m median_lambda.deploy.template_check [template.yaml]
+    python -m median_lambda.cli.template_check [template.yaml]
 
 For each function that publishes versions behind an alias (AutoPublishAlias), it fails (exit
 1, one paragraph per problem, each naming the parameter and the fix) when:

@@ -11,7 +11,7 @@ a word (FunctionMemorySize, say, which the template writes out now). It prints t
 for `sam deploy`: `--guided` while the stack does not exist yet, so the first deploy asks for
 the region and parameters and saves them in samconfig.toml; nothing once it does.
 
-    python -m median_lambda.deploy.preflight [--config samconfig.toml] [--config-env default]
+    python -m median_lambda.cli.preflight [--config samconfig.toml] [--config-env default]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
-from median_lambda.deploy.template_check import not_a_parameter
+from median_lambda.cli.template_check import not_a_parameter
 from median_lambda.project.sam_config import SAMCONFIG, TEMPLATE, deploy_config, load_template, parameter_overrides
 
 SECRET_PARAMETER = "MedianKeySecretName"  # noqa: S105 - the parameter's name, not a secret

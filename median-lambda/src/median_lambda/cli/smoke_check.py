@@ -10,8 +10,8 @@ With $MEDIAN_KEY set (the GitHub environment's optional secret of the same name)
 the manifest signed with that key, which shows the secret holds the key Median signs with.
 
     sam list stack-outputs --output json > outputs.json
-    python -m median_lambda.deploy.smoke_check --stack-outputs outputs.json   # prints the endpoint's URL
-    python -m median_lambda.deploy.smoke_check https://abc123.execute-api.eu-west-1.amazonaws.com/
+    python -m median_lambda.cli.smoke_check --stack-outputs outputs.json   # prints the endpoint's URL
+    python -m median_lambda.cli.smoke_check https://abc123.execute-api.eu-west-1.amazonaws.com/
 
 It imports only the standard library and handler's signature code, so any Python 3.11+ runs it.
 """
