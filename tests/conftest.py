@@ -309,24 +309,24 @@ def logs(capsys: pytest.CaptureFixture[str]) -> LogCapture:
 # The folders a generated project keeps, whose tests serve tools/ as it is: the user's own tests,
 # and the contract suite, which proves the user's endpoint (tests/contract/__init__.py).
 TOOL_TESTS_DIR = Path(__file__).parent / "tools"
-CONTRACT_TESTS_DIR = Path(__file__).parent / "contract"
 
 
 @pytest.fixture(autouse=True)
 def _framework_tests_never_serve_tools_dir(request: pytest.FixtureRequest) -> None:
-    """Every test outside tests/tools/ and tests/contract/ runs on the scratch registry: the framework is
-    tested without the example tools (or whatever a user has put in tools/), which are served to none of
-    them. (The session imports tools/ once, at its start, only to stop at a module that fails to import:
-    handler/testing/pytest_plugin.py.)
+    """Every test of the framework's own suites runs on the scratch registry: the framework is tested
+    without the example tools (or whatever a user has put in tools/), which are served to none of them.
+    (The session imports tools/ once, at its start, only to stop at a module that fails to import:
+    median_lambda/testing/pytest_plugin.py.)
 
-    tests/tools/ is the user's: its tests serve tools/ as it is, exactly as `make serve` does. So does
-    tests/contract/, which a generated project ships too: it proves whatever tools/ holds.
+    The rest of tests/ is the project's, as a generated project has it: tests/tools/ serves tools/ as it
+    is, exactly as `make serve` does, and so does median-lambda's contract suite (tests/test_median_contract.py),
+    which proves whatever tools/ holds.
     """
-    if not {TOOL_TESTS_DIR, CONTRACT_TESTS_DIR} & set(request.path.parents):
+    if request.path.relative_to(Path(__file__).parent).parts[0] in FRAMEWORK_SUITES:
         request.getfixturevalue("scratch_registry")
 
 
-# handler/runtime/env.py reads the settings a warm POST needs once per container, as Lambda allows.
+# median_lambda/runtime/env.py reads the settings a warm POST needs once per container, as Lambda allows.
 # Tests change the environment between calls: every change made through pytest's monkeypatch,
 # and the end of every test (when monkeypatch puts the environment back), reads them anew.
 _monkeypatch_setenv, _monkeypatch_delenv = pytest.MonkeyPatch.setenv, pytest.MonkeyPatch.delenv

@@ -89,7 +89,11 @@ def running_devserver(
     # The log goes to a file: a pipe nobody reads would block the server once it filled.
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "median_lambda.devserver"], cwd=cwd, env=environment, stdout=sink, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "median_lambda.devserver"],
+            cwd=cwd,
+            env=environment,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
         )
     server = DevServerProcess(port, log)
     try:

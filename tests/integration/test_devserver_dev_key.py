@@ -41,7 +41,12 @@ def fresh_clone(project: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str
 def readme_sign() -> str:
     """`$(.venv/bin/python -m median_lambda sign)`, the README's GET signature, run in the project folder."""
     signed = subprocess.run(
-        [sys.executable, "-m", "median_lambda", "sign"], cwd=REPO, capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-m", "median_lambda", "sign"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     return signed.stdout.strip()
 

@@ -93,7 +93,9 @@ def test_the_build_and_the_preflight_go_on_and_this_machines_runs_name_the_file(
         "staging",
     ]
     # AND the deploy's preflight finds nothing wrong with the stage it deploys
-    preflight = project.run("-c", "from median_lambda.cli.commands import stage_problems; print(stage_problems('default'))")
+    preflight = project.run(
+        "-c", "from median_lambda.cli.commands import stage_problems; print(stage_problems('default'))"
+    )
     assert preflight.stdout.strip() == "[]", preflight.stderr
     # AND make check, which speaks for this machine too, names the file as this machine's own
     checked = project.run("-m", "median_lambda", "check")

@@ -105,7 +105,10 @@ def test_the_command_copies_the_packages_of_the_folder_it_runs_in(
     # THEN that folder's entry point and tools are copied, beside median-lambda's runtime (its testing kit,
     # CLI and dev server left out), and the file left behind is said on the build's output
     artifact = copied(tmp_path / "artifact")
-    assert {path for path in artifact if not path.startswith("median_lambda/")} == {"handler/app.py", "tools/__init__.py"}
+    assert {path for path in artifact if not path.startswith("median_lambda/")} == {
+        "handler/app.py",
+        "tools/__init__.py",
+    }
     assert {"median_lambda/app.py", "median_lambda/_version.py", "median_lambda/calls/dispatch.py"} <= artifact
     assert not {path for path in artifact if path.split("/")[1] in DEVELOPER_PARTS}
     assert capsys.readouterr().out.startswith("left behind tools/notes.md: ")

@@ -138,7 +138,9 @@ def test_a_developers_part_of_the_library_in_the_artifact_is_caught(artifact: Pa
     # THEN each is named as never to be deployed
     problems = check(artifact, "arm64")
     for part in ("testing", "cli"):
-        assert f"median_lambda/{part} is in the artifact: a developer's part of median-lambda, never deployed" in problems
+        assert (
+            f"median_lambda/{part} is in the artifact: a developer's part of median-lambda, never deployed" in problems
+        )
 
 
 def test_the_inspector_in_the_artifact_is_caught(artifact: Path) -> None:

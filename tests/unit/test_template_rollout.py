@@ -17,7 +17,12 @@ from median_lambda.protocol import KEY_CACHE_SECONDS
 from median_lambda.runtime.observability import Metric
 from median_lambda.testing import Stack, template_parameters, translated
 from median_lambda.testing.template import REGION, REQUIRED_PARAMETERS
-from median_lambda.cli.template_check import UNVERSIONED_PROPERTIES, VERSION_DESCRIPTION_LIMIT, Template, function_properties
+from median_lambda.cli.template_check import (
+    UNVERSIONED_PROPERTIES,
+    VERSION_DESCRIPTION_LIMIT,
+    Template,
+    function_properties,
+)
 from median_lambda.project.sam_config import load_template, parameter_overrides
 from tests.template_edits import edited, with_architecture
 

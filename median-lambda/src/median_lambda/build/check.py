@@ -32,7 +32,13 @@ if TYPE_CHECKING:
 
 ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 DEFAULT_ARTIFACT = ROOT / ".aws-sam" / "build" / "MedianToolsFunction"
-REQUIRED = ("handler/app.py", "tools/__init__.py", "median_lambda/app.py", "median_lambda/_version.py", "median_lambda/manifest.json")
+REQUIRED = (
+    "handler/app.py",
+    "tools/__init__.py",
+    "median_lambda/app.py",
+    "median_lambda/_version.py",
+    "median_lambda/manifest.json",
+)
 # The workspace's own directories: none belongs in the function.
 WORKSPACE_ONLY = ("tests", ".venv", "events", "scripts", ".aws-sam", ".git")
 CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")

@@ -30,7 +30,12 @@ from median_lambda.protocol import (
     ErrorCode,
 )
 from median_lambda.request.responses import Answer, body_fits, error_body, holds_lone_surrogate, ok_body, to_json
-from median_lambda.runtime.aws_clients import STORE_CALL, TOOL_MARGIN_SECONDS, is_aws_call_timed_out, longest_call_seconds
+from median_lambda.runtime.aws_clients import (
+    STORE_CALL,
+    TOOL_MARGIN_SECONDS,
+    is_aws_call_timed_out,
+    longest_call_seconds,
+)
 from median_lambda.runtime.env import running_in_deployed_lambda
 from median_lambda.runtime.observability import Metric, logger, record_no_tool_can_run, record_tool_run, tool_segment
 from median_lambda.runtime.strict_json import TOO_DEEP, nests_deeper_than, object_without_duplicates, refuse_constant

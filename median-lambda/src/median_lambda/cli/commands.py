@@ -540,7 +540,9 @@ def _request_arguments(command: argparse.ArgumentParser) -> None:
 
 def parser() -> QuietParser:
     # No abbreviations: `--key SECRET` must not pass as `--key-file SECRET` and echo the key back.
-    root = QuietParser(prog="python -m median_lambda", description="Tools for the Median tools protocol.", allow_abbrev=False)
+    root = QuietParser(
+        prog="python -m median_lambda", description="Tools for the Median tools protocol.", allow_abbrev=False
+    )
     root.add_argument(
         "--version",
         action="version",

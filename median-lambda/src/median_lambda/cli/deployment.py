@@ -7,13 +7,12 @@ variables the template sets for the function: MEDIAN_SETTING_<NAME> overrides a 
 deploy's value, while a variable named as a setting itself is never read.
 
 Both files are read beside the tools package (`template.yaml` and `samconfig.toml` at the
-project's root), with the workspace's own readers in scripts/ (which never ship), so a tools
-package of a test's own, with neither beside it, deploys no more than its settings.toml names.
+project's root), so a tools package of a test's own, with neither beside it, deploys no more than
+its settings.toml names.
 """
 
 from __future__ import annotations
 
-import importlib
 import tomllib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,6 @@ from median_lambda.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from pathlib import Path
-    from types import ModuleType
 
 TEMPLATE_FILE = "template.yaml"
 SAMCONFIG_FILE = "samconfig.toml"
@@ -53,26 +51,18 @@ def project_root() -> Path | None:
     return directory.parent if directory is not None else None
 
 
-def _workspace_module(name: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(f"scripts.{name}")
-    except ImportError:  # a project without the workspace's scripts deploys nothing from here
-        return None
-
-
 def deployment() -> Deployment:
     """The stages this project deploys, and what its template sets for the function; raises DeploymentUnreadable."""
     root = project_root()
     if root is None or not (root / TEMPLATE_FILE).exists():
         return Deployment()
+    from median_lambda.cli import template_check
+    from median_lambda.project import sam_config
+
     template_path = root / TEMPLATE_FILE
-    sam_settings = _workspace_module("sam_settings")
-    check_template = _workspace_module("check_template")
-    if sam_settings is None or check_template is None:
-        return Deployment()
     try:
-        template = sam_settings.load_template(template_path)
-        function = check_template.function_properties(check_template.Template(template, {}), FUNCTION_LOGICAL_ID)
+        template = sam_config.load_template(template_path)
+        function = template_check.function_properties(template_check.Template(template, {}), FUNCTION_LOGICAL_ID)
     except Exception as error:  # YAML's and the template's own shape: named, whatever it is
         raise DeploymentUnreadable(f"{shown_path(str(template_path))} cannot be read: {error}") from None
     provided: dict[str, str] = {}
@@ -86,10 +76,10 @@ def deployment() -> Deployment:
         else:
             variables[str(name)] = shown
     default_stage = str(template.get("Parameters", {}).get(STAGE_PARAMETER, {}).get("Default", DEFAULT_STAGE))
-    return Deployment(_stages(root, sam_settings, default_stage), provided, variables)
+    return Deployment(_stages(root, default_stage), provided, variables)
 
 
-def _stages(root: Path, sam_settings: ModuleType, default_stage: str) -> list[DeployedStage]:
+def _stages(root: Path, default_stage: str) -> list[DeployedStage]:
     samconfig = root / SAMCONFIG_FILE
     try:
         document = tomllib.loads(samconfig.read_text(encoding="utf-8"))
@@ -103,14 +93,14 @@ def _stages(root: Path, sam_settings: ModuleType, default_stage: str) -> list[De
         for name, sections in document.items()
         if name != DEFAULT_CONFIG_ENV and isinstance(sections, dict) and "deploy" in sections
     )
-    return [deployed_by(each, root, sam_settings, default_stage) for each in [DEFAULT_CONFIG_ENV, *deploying]]
+    return [deployed_by(each, root, default_stage) for each in [DEFAULT_CONFIG_ENV, *deploying]]
 
 
-def deployed_by(config_env: str, root: Path, sam_settings: ModuleType, default_stage: str) -> DeployedStage:
+def deployed_by(config_env: str, root: Path, default_stage: str) -> DeployedStage:
     """The stage `sam deploy --config-env <config_env>` deploys: its Stage= override, else the template's default."""
-    overrides = sam_settings.parameter_overrides(
-        sam_settings.command_config("deploy", root / SAMCONFIG_FILE, config_env)
-    )
+    from median_lambda.project import sam_config
+
+    overrides = sam_config.parameter_overrides(sam_config.command_config("deploy", root / SAMCONFIG_FILE, config_env))
     named = str(overrides.get(STAGE_PARAMETER, "")).strip()
     why = "make deploy" if config_env == DEFAULT_CONFIG_ENV else f"sam deploy --config-env {config_env}"
     return DeployedStage(named or default_stage, why)

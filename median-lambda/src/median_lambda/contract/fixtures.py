@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from median_lambda.protocol import SECRETS_EXTENSION_PORT_ENV, TOOLS_PACKAGE_ENV
-from median_lambda.testing import TEST_KEY, forget_what_a_container_keeps
 from median_lambda.contract.deployed import (
     CONTRACT_TOOLS,
     NO_TOOLS_YET,
@@ -36,6 +39,8 @@ from median_lambda.contract.deployed import (
     deployed_function_of_template,
     your_tools,
 )
+from median_lambda.protocol import SECRETS_EXTENSION_PORT_ENV, TOOLS_PACKAGE_ENV
+from median_lambda.testing import TEST_KEY, forget_what_a_container_keeps
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -46,7 +51,7 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="session")
-def deployed_function() -> DeployedFunction:
+def contract_deployed_function() -> DeployedFunction:
     """template.yaml's function, as SAM translates it with every parameter at its default."""
     # The entry point imported first, in the run's own environment: what it reads once, at import (the
     # cold start's line on idempotency, the tracer), is the process's, as in any other test of the run.
@@ -56,8 +61,8 @@ def deployed_function() -> DeployedFunction:
 
 
 @pytest.fixture
-def endpoint(
-    median_aws: MedianAWS, deployed_function: DeployedFunction, monkeypatch: pytest.MonkeyPatch
+def contract_endpoint(
+    median_aws: MedianAWS, contract_deployed_function: DeployedFunction, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Endpoint]:
     """Your tools served by `lambda_handler` as template.yaml deploys it, on a fresh moto; none of them can run."""
     from median_lambda.app import forget_manifest
@@ -65,12 +70,12 @@ def endpoint(
 
     for name in (SECRETS_EXTENSION_PORT_ENV, TOOLS_PACKAGE_ENV, "AWS_SAM_LOCAL"):
         monkeypatch.delenv(name, raising=False)
-    for name, value in deployed_function.environment.items():
+    for name, value in contract_deployed_function.environment.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", deployed_function.function_name)
-    endpoint = Endpoint(deployed_function, median_aws)
-    median_aws.create_secret(deployed_function.key_secret, TEST_KEY)
-    create_table(median_aws, endpoint.table_name, deployed_function.table)
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", contract_deployed_function.function_name)
+    contract_endpoint = Endpoint(contract_deployed_function, median_aws)
+    median_aws.create_secret(contract_deployed_function.key_secret, TEST_KEY)
+    create_table(median_aws, contract_endpoint.table_name, contract_deployed_function.table)
 
     registry = load_tools()
     guard = GuardedTools()
@@ -83,13 +88,13 @@ def endpoint(
     # A fresh container: the environment above read anew, and GET's manifest built from the tools served.
     forget_what_a_container_keeps()
     forget_manifest()
-    yield endpoint
+    yield contract_endpoint
     forget_manifest()
     assert not guard.ran, f"the contract suite ran {', '.join(guard.ran)}, which it must never do"
 
 
 @pytest.fixture
-def contract_tools(endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+def contract_tools(contract_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     """The endpoint serving tests/contract/contract_tools/ in place of your tools, imported afresh: its ledger."""
     from median_lambda.app import forget_manifest
     from median_lambda.authoring.registry import registry, reload_tools
@@ -102,6 +107,69 @@ def contract_tools(endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> Itera
     forget_manifest()
     yield importlib.import_module(f"{CONTRACT_TOOLS}.ledger")
     forget_manifest()
+
+
+@pytest.fixture
+def contract_endpoint_without_key(contract_endpoint: Endpoint) -> Endpoint:
+    """The key's secret, named by template.yaml, deleted: a check that needs the key cannot get one."""
+    contract_endpoint.aws.client("secretsmanager").delete_secret(
+        SecretId=contract_endpoint.deployed.key_secret, ForceDeleteWithoutRecovery=True
+    )
+    return contract_endpoint
+
+
+# What the build reads: the Makefile and what its recipe runs, and what it copies.
+BUILD_INPUTS = (
+    "Makefile",
+    "pyproject.toml",
+    "uv.lock",
+    "template.yaml",
+    "samconfig.toml",
+    "handler",
+    "tools",
+)
+# Your machine's values, and what editors leave beside them: none may reach the function.
+LOCAL_FILES = (
+    "settings.local.toml",
+    "settings.local.toml~",
+    ".settings.local.toml.swp",
+    "#settings.local.toml#",
+    "settings.local.toml.bak",
+)
+# Set by make, or by a test of the framework's: a user's `make build` has neither.
+_NOT_IN_A_BUILD = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", TOOLS_PACKAGE_ENV, "AWS_LAMBDA_FUNCTION_NAME")
+_CACHES = shutil.ignore_patterns("__pycache__", "manifest.json")
+
+
+@pytest.fixture(scope="module")
+def contract_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The function's artifact as this project's Makefile builds it, from a copy with local files in tools/."""
+    copy = tmp_path_factory.mktemp("project")
+    for name in BUILD_INPUTS:
+        source = Path.cwd() / name
+        if source.is_dir():
+            shutil.copytree(source, copy / name, ignore=_CACHES)
+        elif source.is_file():
+            shutil.copy2(source, copy / name)  # its time kept: make sees the venv as up to date
+    (copy / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+    for name in LOCAL_FILES:
+        if not (copy / "tools" / name).exists():
+            (copy / "tools" / name).write_text('CARRIER_BASE_URL = "http://127.0.0.1:8081"\n', encoding="utf-8")
+    artifact = copy / "artifact"
+    environment = {name: value for name, value in os.environ.items() if name not in _NOT_IN_A_BUILD}
+    # -o: the venv counts as installed, as it is (it is the one running this test).
+    make = ["make", "--no-print-directory", "-o", ".venv/.installed", "build-MedianToolsFunction"]
+    built = subprocess.run(  # noqa: S603 - make, on the project's own target, with our own arguments
+        [*make, f"ARTIFACTS_DIR={artifact}", "UV=true"],
+        cwd=copy,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    return artifact
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -131,7 +199,7 @@ CHECKED = {
     "test_manifest.py": "GET: your manifest, Median's sync rules, the three event shapes, each stage you deploy",
     "test_post.py": "POST's refusals: 400, 404, 413, and 422 naming the field, for each of your tools",
     "test_idempotency.py": "a retried callId answered from the idempotency table, a reused one refused",
-    "test_artifact.py": "the build: your tools, handler/, the manifest GET serves, nothing local",
+    "test_artifact.py": "the build: handler/, your tools, median-lambda's runtime, the manifest, nothing local",
     "test_permissions_boundary.py": "the pipeline's permissions boundary holds every right your function's role has",
     "test_pipeline_role.py": "the pipeline's roles may deploy every resource your template declares, and no more",
     "test_iam_patterns_own_stack.py": "every IAM pattern reaches your stack's own resources, and no neighbour stack's",
@@ -150,7 +218,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not tallies:
         return
     names = [served.name for served in your_tools()]
-    terminalreporter.write_sep("-", "Median contract (tests/contract)")
+    terminalreporter.write_sep("-", "Median contract (median-lambda's contract suite)")
     terminalreporter.write_line(
         f"on your {len(names)} tool(s): {', '.join(names)}" if names else "on no tool of yours: tools/ has none yet"
     )
@@ -160,6 +228,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 def _contract_module(report: Any) -> str | None:
-    path, _, _ = str(getattr(report, "nodeid", "")).partition("::")
-    folder, _, module = path.rpartition("/")
-    return module if folder == "tests/contract" else None
+    """The suite's module that defines the test `report` is about (wherever a project's file imported it from)."""
+    location = getattr(report, "location", None)
+    path = PurePath(str(location[0])) if location else None
+    return path.name if path is not None and path.parent.parts[-2:] == ("median_lambda", "contract") else None

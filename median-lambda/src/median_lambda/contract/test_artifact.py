@@ -1,5 +1,5 @@
-"""The build (`make build`, `sam build`): what the function deploys holds handler/ and your tools,
-the manifest GET answers, prebuilt, and nothing of your machine's.
+"""The build (`make build`, `sam build`): what the function deploys holds handler/, your tools,
+median-lambda's runtime, the manifest GET answers, prebuilt, and nothing of your machine's.
 
 The build is the project's own Makefile target, `build-MedianToolsFunction`, which `sam build`
 runs (template.yaml: BuildMethod makefile), run in a copy of the project with the files an editor
@@ -11,45 +11,16 @@ build` and scripts/check_artifact.py check on every build, in CI too. Every othe
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
-
-from median_lambda.protocol import TOOLS_PACKAGE_ENV
 from median_lambda.testing import signed_event
 
 if TYPE_CHECKING:
     from median_lambda.contract.deployed import Endpoint
 
 PROJECT = Path.cwd()
-# What the build reads: the Makefile and what its recipe runs, and what it copies.
-BUILD_INPUTS = (
-    "Makefile",
-    "pyproject.toml",
-    "uv.lock",
-    "template.yaml",
-    "samconfig.toml",
-    "median_lambda",
-    "tools",
-    "scripts",
-)
-# Your machine's values, and what editors leave beside them: none may reach the function.
-LOCAL_FILES = (
-    "settings.local.toml",
-    "settings.local.toml~",
-    ".settings.local.toml.swp",
-    "#settings.local.toml#",
-    "settings.local.toml.bak",
-)
-# Set by make, or by a test of the framework's: a user's `make build` has neither.
-_NOT_IN_A_BUILD = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", TOOLS_PACKAGE_ENV, "AWS_LAMBDA_FUNCTION_NAME")
-_CACHES = shutil.ignore_patterns("__pycache__", "manifest.json")
 
 
 def _files(folder: Path, *, leave_out: tuple[str, ...] = ()) -> dict[str, bytes]:
@@ -60,48 +31,21 @@ def _files(folder: Path, *, leave_out: tuple[str, ...] = ()) -> dict[str, bytes]
     }
 
 
-@pytest.fixture(scope="module")
-def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The function's artifact as this project's Makefile builds it, from a copy with local files in tools/."""
-    copy = tmp_path_factory.mktemp("project")
-    for name in BUILD_INPUTS:
-        source = PROJECT / name
-        if source.is_dir():
-            shutil.copytree(source, copy / name, ignore=_CACHES)
-        elif source.is_file():
-            shutil.copy2(source, copy / name)  # its time kept: make sees the venv as up to date
-    (copy / ".venv").symlink_to(sys.prefix, target_is_directory=True)
-    for name in LOCAL_FILES:
-        if not (copy / "tools" / name).exists():
-            (copy / "tools" / name).write_text('CARRIER_BASE_URL = "http://127.0.0.1:8081"\n', encoding="utf-8")
-    artifact = copy / "artifact"
-    environment = {name: value for name, value in os.environ.items() if name not in _NOT_IN_A_BUILD}
-    # -o: the venv counts as installed, as it is (it is the one running this test).
-    make = ["make", "--no-print-directory", "-o", ".venv/.installed", "build-MedianToolsFunction"]
-    built = subprocess.run(  # noqa: S603 - make, on the project's own target, with our own arguments
-        [*make, f"ARTIFACTS_DIR={artifact}", "UV=true"],
-        cwd=copy,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    return artifact
-
-
-def test_the_build_holds_handler_and_your_tools_and_nothing_local(build: Path) -> None:
-    from median_lambda.build.sources import included_patterns
+def test_the_build_holds_handler_and_your_tools_and_nothing_local(contract_build: Path) -> None:
     from median_lambda.build.check import stray_problems
+    from median_lambda.build.sources import DEVELOPER_PARTS, included_patterns
 
     # GIVEN the artifact the build made from a project whose tools/ holds local values and an editor's copies
     # WHEN its folders are compared with the project's
-    tools = _files(build / "tools")
-    # THEN handler/ is there as it is in the project, with the prebuilt manifest beside app.py
-    handler = _files(build / "median_lambda")
-    assert _files(PROJECT / "median_lambda", leave_out=("manifest.json",)).items() <= handler.items()
-    assert "manifest.json" in handler
+    tools = _files(contract_build / "tools")
+    # THEN handler/, the function's entry point, is there as it is in the project
+    handler = _files(PROJECT / "handler")
+    assert "app.py" in handler
+    assert _files(contract_build / "handler") == handler
+    # AND median-lambda's runtime beside it, with the prebuilt manifest, and none of its developer's parts
+    library = _files(contract_build / "median_lambda")
+    assert {"app.py", "_version.py", "manifest.json", "stages.txt"} <= set(library)
+    assert not [name for name in library if name.split("/")[0] in DEVELOPER_PARTS]
     # AND tools/ is yours, file for file: your modules, settings.toml and the data files pyproject.toml's
     # [tool.median.artifact] include names, and neither your machine's values nor what editors left beside them
     included = included_patterns(PROJECT)
@@ -113,16 +57,16 @@ def test_the_build_holds_handler_and_your_tools_and_nothing_local(build: Path) -
         or any(fnmatchcase(f"tools/{name}", glob) for glob in included)
     }
     assert tools == yours
-    assert not [path for path in build.rglob("*") if "settings.local" in path.name]
+    assert not [path for path in contract_build.rglob("*") if "settings.local" in path.name]
     # AND nothing else of the workspace came along (tests, scripts, the dev server, caches)
-    assert stray_problems(build) == []
+    assert stray_problems(contract_build) == []
 
 
-def test_the_prebuilt_manifest_is_what_get_answers(build: Path, endpoint: Endpoint) -> None:
+def test_the_prebuilt_manifest_is_what_get_answers(contract_build: Path, contract_endpoint: Endpoint) -> None:
     # GIVEN the manifest the build wrote, which the deployed function serves as it is
-    prebuilt = (build / "median_lambda" / "manifest.json").read_text(encoding="utf-8")
+    prebuilt = (contract_build / "median_lambda" / "manifest.json").read_text(encoding="utf-8")
     # WHEN Median GETs the manifest of your tools
-    answered = endpoint.invoke(signed_event("GET"))
+    answered = contract_endpoint.invoke(signed_event("GET"))
     # THEN they are the same bytes
     assert answered["statusCode"] == 200
     assert prebuilt.strip() == answered["body"]

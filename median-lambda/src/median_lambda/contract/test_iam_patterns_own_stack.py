@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
-from median_lambda.testing.template import ACCOUNT_ID, REGION, STACK_NAME, Stack, translated
-from median_lambda.project.sam_config import load_template
 from median_lambda.contract.test_permissions_boundary import ROLE_TEMPLATE, as_list
 from median_lambda.contract.test_pipeline_role import CREATED_BY
+from median_lambda.project.sam_config import load_template
+from median_lambda.testing.template import ACCOUNT_ID, REGION, STACK_NAME, Stack, translated
 
 # Stacks whose names start with this one's: another stage, region or copy in the same account.
 NEIGHBOURS = (f"{STACK_NAME}-eu", f"{STACK_NAME}-staging", f"{STACK_NAME}-2", f"{STACK_NAME}2", f"{STACK_NAME}-dev-eu")

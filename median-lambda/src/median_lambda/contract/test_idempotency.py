@@ -21,17 +21,17 @@ if TYPE_CHECKING:
 
 
 def test_a_retried_call_is_answered_from_its_record_without_running_the_tool_again(
-    endpoint: Endpoint, contract_tools: ModuleType
+    contract_endpoint: Endpoint, contract_tools: ModuleType
 ) -> None:
     # GIVEN a call that ran, its answer recorded in the table
-    first = endpoint.call("addEntry", {"note": "refund 20"}, callId="call_retry")
-    records = endpoint.records()
+    first = contract_endpoint.call("addEntry", {"note": "refund 20"}, callId="call_retry")
+    records = contract_endpoint.records()
     assert len(records) == 1, f"the call left {len(records)} records in the table, not one: {records}"
     [record] = records
     assert record["id"]["S"].startswith(f"{IDEMPOTENCY_KEY_PREFIX}#")
     assert record["status"]["S"] == "COMPLETED"
     # WHEN Median sends the same call again, as a network retry does
-    retry = endpoint.call("addEntry", {"note": "refund 20"}, callId="call_retry")
+    retry = contract_endpoint.call("addEntry", {"note": "refund 20"}, callId="call_retry")
     # THEN the retry gets the first answer, and the tool did not run again
     assert first.status == retry.status == 200
     assert retry.body == first.body == {"version": 1, "ok": True, "output": {"run": 1, "note": "refund 20"}}
@@ -44,12 +44,12 @@ def test_a_retried_call_is_answered_from_its_record_without_running_the_tool_aga
     ids=["other input", "other tool"],
 )
 def test_a_call_id_reused_for_another_call_is_409_call_id_reused(
-    tool: str, tool_input: dict[str, str], endpoint: Endpoint, contract_tools: ModuleType
+    tool: str, tool_input: dict[str, str], contract_endpoint: Endpoint, contract_tools: ModuleType
 ) -> None:
     # GIVEN a call that ran
-    endpoint.call("addEntry", {"note": "refund 20"}, callId="call_once")
+    contract_endpoint.call("addEntry", {"note": "refund 20"}, callId="call_once")
     # WHEN the same callId comes with another input, or for another tool
-    reused = endpoint.call(tool, tool_input, callId="call_once")
+    reused = contract_endpoint.call(tool, tool_input, callId="call_once")
     # THEN it is refused, saying what to do, and no tool ran for it
     assert reused.status == 409
     assert reused.body["error"]["code"] == "call_id_reused"

@@ -15,22 +15,24 @@ import pytest
 
 from median_lambda.authoring.registry import load_tools
 from median_lambda.cli.deployment import deployment
+from median_lambda.contract.deployed import your_tools
 from median_lambda.manifest.build import build_manifest
 from median_lambda.protocol import STAGE_ENV
 from median_lambda.rules import check_manifest
 from median_lambda.testing import PAYLOAD_FORMATS, forget_what_a_container_keeps, signed_event
-from median_lambda.contract.deployed import your_tools
 
 if TYPE_CHECKING:
     from median_lambda.contract.deployed import Endpoint
 
 
 @pytest.mark.parametrize("shape", PAYLOAD_FORMATS)
-def test_get_answers_the_manifest_of_your_tools_in_the_seed_pages_shape(shape: str, endpoint: Endpoint) -> None:
+def test_get_answers_the_manifest_of_your_tools_in_the_seed_pages_shape(
+    shape: str, contract_endpoint: Endpoint
+) -> None:
     # GIVEN your tools, as tools/ registers them
     tools = your_tools()
     # WHEN Median GETs the manifest, reaching the function by this event shape
-    answer = endpoint.get(payload_format=shape)
+    answer = contract_endpoint.get(payload_format=shape)
     # THEN 200, JSON, with exactly the page's members, and one entry per tool, in order
     assert answer.status == 200, answer.body
     assert answer.headers["Content-Type"] == "application/json"
@@ -51,19 +53,21 @@ def test_get_answers_the_manifest_of_your_tools_in_the_seed_pages_shape(shape: s
         assert schema["additionalProperties"] is False, served.name
 
 
-def test_the_manifest_keeps_every_sync_rule_median_checks(endpoint: Endpoint) -> None:
+def test_the_manifest_keeps_every_sync_rule_median_checks(contract_endpoint: Endpoint) -> None:
     # GIVEN your tools
     # WHEN the manifest is built from them, and Median GETs it
     _, problems = build_manifest(load_tools())
-    manifest = endpoint.get().body
+    manifest = contract_endpoint.get().body
     # THEN neither the builder nor Median's sync rules (median_lambda.rules) find a problem: Median would sync it
     assert [str(problem) for problem in problems] == []
     assert [str(problem) for problem in check_manifest(manifest)] == []
 
 
-def test_the_manifest_is_compact_json_and_alike_on_every_event_shape(endpoint: Endpoint) -> None:
+def test_the_manifest_is_compact_json_and_alike_on_every_event_shape(contract_endpoint: Endpoint) -> None:
     # WHEN Median GETs the manifest through each event shape
-    bodies = {shape: endpoint.invoke(signed_event("GET", payload_format=shape))["body"] for shape in PAYLOAD_FORMATS}
+    bodies = {
+        shape: contract_endpoint.invoke(signed_event("GET", payload_format=shape))["body"] for shape in PAYLOAD_FORMATS
+    }
     # THEN every answer is the same bytes, and they carry no whitespace between tokens
     assert len(set(bodies.values())) == 1, bodies
     raw = bodies["2.0"]
@@ -71,7 +75,7 @@ def test_the_manifest_is_compact_json_and_alike_on_every_event_shape(endpoint: E
 
 
 def test_a_function_deployed_as_each_of_your_stages_answers_get(
-    endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+    contract_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN each stage this project deploys: template.yaml's default Stage, and samconfig.toml's config-envs'
     stages = sorted({stage.name for stage in deployment().stages})
@@ -81,7 +85,7 @@ def test_a_function_deployed_as_each_of_your_stages_answers_get(
         # WHEN Median GETs the manifest from a function deployed as that stage
         monkeypatch.setenv(STAGE_ENV, stage)
         forget_what_a_container_keeps()
-        answers[stage] = endpoint.get()
+        answers[stage] = contract_endpoint.get()
     # THEN every stage answers it: tools/settings.toml has a table for each, or a container would refuse all
     refused = {stage: answer.body.get("error") for stage, answer in answers.items() if answer.status != 200}
     assert refused == {}

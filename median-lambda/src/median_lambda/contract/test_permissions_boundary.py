@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from median_lambda.project.sam_config import SAMCONFIG, load_template, parameter_overrides
 from median_lambda.testing import translated
 from median_lambda.testing.template import ACCOUNT_ID, REGION, STACK_NAME
-from median_lambda.project.sam_config import SAMCONFIG, load_template, parameter_overrides
 
 ROLE_TEMPLATE = Path.cwd() / "pipeline" / "oidc-role.yaml"
 BOUNDARY = {"Ref": "StackRolesPermissionsBoundary"}

@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from median_lambda.contract.deployed import NO_SUCH_TOOL, your_tools
 from median_lambda.protocol import MAX_BODY_BYTES
 from median_lambda.testing import PAYLOAD_FORMATS
-from median_lambda.contract.deployed import NO_SUCH_TOOL, your_tools
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from median_lambda.testing import TestAnswer
     from median_lambda.contract.deployed import Endpoint
+    from median_lambda.testing import TestAnswer
 
 # A value only the suite sends: an answer that held it would be echoing a customer's input.
 CUSTOMERS_VALUE = "jane.contract@example.com"
@@ -51,12 +51,12 @@ def _a_field_it_does_not_have(tool_name: str) -> str:
 
 
 def test_input_with_a_field_your_tool_does_not_have_is_422_naming_that_field(
-    your_tool: str, endpoint: Endpoint
+    your_tool: str, contract_endpoint: Endpoint
 ) -> None:
     # GIVEN a call of your tool whose input holds a field the tool's schema does not list
     unknown = _a_field_it_does_not_have(your_tool)
     # WHEN Median sends it
-    answer = endpoint.call(your_tool, {unknown: CUSTOMERS_VALUE})
+    answer = contract_endpoint.call(your_tool, {unknown: CUSTOMERS_VALUE})
     # THEN 422 invalid_input names the field, in the details and in the message, and echoes no value
     error = _error(answer, 422, "invalid_input")
     assert {"field": unknown, "message": "Extra inputs are not permitted"} in error["details"]
@@ -66,12 +66,12 @@ def test_input_with_a_field_your_tool_does_not_have_is_422_naming_that_field(
 
 
 def test_input_without_a_field_your_tool_requires_is_422_naming_each_one(
-    your_tool_requiring_fields: str, endpoint: Endpoint
+    your_tool_requiring_fields: str, contract_endpoint: Endpoint
 ) -> None:
     # GIVEN a call of your tool whose input leaves out every field the tool requires
     required = _schema_of(your_tool_requiring_fields)["required"]
     # WHEN Median sends it
-    answer = endpoint.call(your_tool_requiring_fields, {})
+    answer = contract_endpoint.call(your_tool_requiring_fields, {})
     # THEN 422 invalid_input names each required field, as the manifest's schema names it
     error = _error(answer, 422, "invalid_input")
     for field in required:
@@ -79,11 +79,11 @@ def test_input_without_a_field_your_tool_requires_is_422_naming_each_one(
         assert field in error["message"]
 
 
-def test_a_call_of_a_tool_you_do_not_serve_is_404_unknown_tool(endpoint: Endpoint) -> None:
+def test_a_call_of_a_tool_you_do_not_serve_is_404_unknown_tool(contract_endpoint: Endpoint) -> None:
     # GIVEN a call of a tool this endpoint does not serve
     assert NO_SUCH_TOOL not in [served.name for served in your_tools()]
     # WHEN it arrives
-    error = _error(endpoint.call(NO_SUCH_TOOL, {}), 404, "unknown_tool")
+    error = _error(contract_endpoint.call(NO_SUCH_TOOL, {}), 404, "unknown_tool")
     # THEN 404 unknown_tool, pointing at the manifest, without echoing the name
     assert NO_SUCH_TOOL not in error["message"]
     assert "GET the manifest" in error["message"]
@@ -114,30 +114,30 @@ def _document(**members: Any) -> bytes:
         pytest.param(b'{"version": 1, "op": "diagnostics", "conversation": "conv_9"}', id="conversation not object"),
     ],
 )
-def test_a_body_that_is_no_request_is_400_bad_request(body: bytes, endpoint: Endpoint) -> None:
+def test_a_body_that_is_no_request_is_400_bad_request(body: bytes, contract_endpoint: Endpoint) -> None:
     # GIVEN a signed body that is not a well-formed operation
     # WHEN it arrives
     # THEN 400 bad_request, with a message that says what is wrong
-    _error(endpoint.post(body), 400, "bad_request")
+    _error(contract_endpoint.post(body), 400, "bad_request")
 
 
 @pytest.mark.parametrize("version", [pytest.param(None, id="missing"), 2, 0, "1", True, 1.5, [1]])
-def test_a_version_other_than_1_is_400_unsupported_version(version: Any, endpoint: Endpoint) -> None:
+def test_a_version_other_than_1_is_400_unsupported_version(version: Any, contract_endpoint: Endpoint) -> None:
     # GIVEN a call whose version is missing or not the number 1
     document: dict[str, Any] = {"op": "call", "tool": NO_SUCH_TOOL, "input": {}, "callId": "call_version"}
     if version is not None:
         document["version"] = version
     # WHEN it arrives
     # THEN it is refused whole, saying which version to send
-    error = _error(endpoint.post(json.dumps(document).encode()), 400, "unsupported_version")
+    error = _error(contract_endpoint.post(json.dumps(document).encode()), 400, "unsupported_version")
     assert '"version": 1' in error["message"]
 
 
-def test_a_version_is_checked_before_the_op(endpoint: Endpoint) -> None:
+def test_a_version_is_checked_before_the_op(contract_endpoint: Endpoint) -> None:
     # GIVEN a version 2 request with an op this endpoint does not know
     # WHEN it arrives
     # THEN the version is what is refused: a newer protocol may have new ops
-    _error(endpoint.post(_document(version=2, op="stream")), 400, "unsupported_version")
+    _error(contract_endpoint.post(_document(version=2, op="stream")), 400, "unsupported_version")
 
 
 def _padded_call(size: int) -> bytes:
@@ -153,12 +153,16 @@ def _padded_call(size: int) -> bytes:
 @pytest.mark.parametrize("payload_format", PAYLOAD_FORMATS)
 @pytest.mark.parametrize("base64_body", [False, True], ids=["text", "base64"])
 def test_a_body_at_the_cap_is_served_and_one_byte_more_is_413(
-    payload_format: str, base64_body: bool, endpoint: Endpoint, contract_tools: ModuleType
+    payload_format: str, base64_body: bool, contract_endpoint: Endpoint, contract_tools: ModuleType
 ) -> None:
     # GIVEN signed calls of exactly the cap and one byte over, as text or base64, through the table
     # WHEN they are sent
-    at_cap = endpoint.post(_padded_call(MAX_BODY_BYTES), payload_format=payload_format, base64_body=base64_body)
-    over = endpoint.post(_padded_call(MAX_BODY_BYTES + 1), payload_format=payload_format, base64_body=base64_body)
+    at_cap = contract_endpoint.post(
+        _padded_call(MAX_BODY_BYTES), payload_format=payload_format, base64_body=base64_body
+    )
+    over = contract_endpoint.post(
+        _padded_call(MAX_BODY_BYTES + 1), payload_format=payload_format, base64_body=base64_body
+    )
     # THEN the first is served; the second is refused as too large, saying the limit, and runs nothing
     assert at_cap.status == 200, at_cap.body
     assert at_cap.body["output"] == {"run": 1, "note": "at the cap"}

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from median_lambda.contract.deployed import NO_SUCH_TOOL
 from median_lambda.protocol import MAX_BODY_BYTES
 from median_lambda.request.signature import compute_signature, matches, parse_header, sign
 from median_lambda.testing import PAYLOAD_FORMATS, TEST_KEY, call_body, http_event, signed_event
-from median_lambda.contract.deployed import NO_SUCH_TOOL
 
 if TYPE_CHECKING:
-    from median_lambda.testing import TestAnswer
     from median_lambda.contract.deployed import Endpoint
+    from median_lambda.testing import TestAnswer
 
 # The protocol's published vectors, as docs/protocol.md §2 prints them.
 PUBLISHED = json.loads((Path(__file__).parent / "signature_vectors.json").read_text(encoding="utf-8"))
@@ -59,15 +59,6 @@ def _refused(answer: TestAnswer, reason: str, *, post: bool, shape: str) -> None
         assert (answer.body["version"], answer.body["ok"]) == (1, False)
 
 
-@pytest.fixture
-def no_key(endpoint: Endpoint) -> Endpoint:
-    """The key's secret, named by template.yaml, deleted: a check that needs the key cannot get one."""
-    endpoint.aws.client("secretsmanager").delete_secret(
-        SecretId=endpoint.deployed.key_secret, ForceDeleteWithoutRecovery=True
-    )
-    return endpoint
-
-
 @pytest.mark.parametrize(
     ("body", "expected"),
     [(vector["body"].encode("utf-8"), vector["v1"]) for vector in PUBLISHED["vectors"]],
@@ -85,13 +76,15 @@ def test_the_protocols_vectors_are_what_this_endpoint_signs_and_verifies(body: b
 
 
 @pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "put", "TRACE"])
-def test_other_methods_get_405_with_allow_before_anything_else(method: str, no_key: Endpoint) -> None:
+def test_other_methods_get_405_with_allow_before_anything_else(
+    method: str, contract_endpoint_without_key: Endpoint
+) -> None:
     for shape in PAYLOAD_FORMATS:
         # GIVEN an unsigned request of another method, with a body over the size cap, and no usable key
         event = _event(method, shape)
         event["body"] = "x" * (MAX_BODY_BYTES + 1)
         # WHEN it arrives
-        answer = no_key.send(event)
+        answer = contract_endpoint_without_key.send(event)
         # THEN 405 with Allow: GET, POST: nothing else (size, signature, key) was looked at
         assert answer.status == 405, shape
         assert answer.headers["Allow"] == "GET, POST"
@@ -102,11 +95,13 @@ def test_other_methods_get_405_with_allow_before_anything_else(method: str, no_k
 
 @pytest.mark.parametrize("header", [None, "", "   "], ids=["absent", "empty", "blank"])
 @pytest.mark.parametrize("method", ["GET", "POST"])
-def test_a_missing_signature_is_401_missing_without_the_key(method: str, header: str | None, no_key: Endpoint) -> None:
+def test_a_missing_signature_is_401_missing_without_the_key(
+    method: str, header: str | None, contract_endpoint_without_key: Endpoint
+) -> None:
     for shape in PAYLOAD_FORMATS:
         # GIVEN a request with no signature, or an empty one, and no key to verify with
         # WHEN it arrives
-        answer = no_key.send(_event(method, shape, header=header))
+        answer = contract_endpoint_without_key.send(_event(method, shape, header=header))
         # THEN 401 missing, not 500: telling it needs no key
         _refused(answer, "missing", post=method == "POST", shape=shape)
 
@@ -128,11 +123,13 @@ def _malformed_headers() -> list[Any]:
 
 @pytest.mark.parametrize("header", _malformed_headers())
 @pytest.mark.parametrize("method", ["GET", "POST"])
-def test_a_malformed_signature_is_401_malformed_without_the_key(method: str, header: str, no_key: Endpoint) -> None:
+def test_a_malformed_signature_is_401_malformed_without_the_key(
+    method: str, header: str, contract_endpoint_without_key: Endpoint
+) -> None:
     for shape in PAYLOAD_FORMATS:
         # GIVEN a signed-looking request whose header is malformed, and no key to verify with
         # WHEN it arrives
-        answer = no_key.send(_event(method, shape, header=header))
+        answer = contract_endpoint_without_key.send(_event(method, shape, header=header))
         # THEN 401 malformed
         _refused(answer, "malformed", post=method == "POST", shape=shape)
 
@@ -141,37 +138,39 @@ def test_a_malformed_signature_is_401_malformed_without_the_key(method: str, hea
     "offset", [-301, 301, -86_400, 10**9], ids=["301s old", "301s ahead", "a day old", "far future"]
 )
 @pytest.mark.parametrize("method", ["GET", "POST"])
-def test_a_stale_signature_is_401_stale_without_the_key(method: str, offset: int, no_key: Endpoint) -> None:
+def test_a_stale_signature_is_401_stale_without_the_key(
+    method: str, offset: int, contract_endpoint_without_key: Endpoint
+) -> None:
     for shape in PAYLOAD_FORMATS:
         # GIVEN a request signed with the right key, at a time more than 300 s from now, and no key to verify with
         body = BODY if method == "POST" else b""
         event = signed_event(method, body, timestamp=int(time.time()) + offset, payload_format=shape)
         # WHEN it arrives
         # THEN 401 stale
-        _refused(no_key.send(event), "stale", post=method == "POST", shape=shape)
+        _refused(contract_endpoint_without_key.send(event), "stale", post=method == "POST", shape=shape)
 
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
-def test_a_signature_from_another_key_is_401_mismatch(method: str, endpoint: Endpoint) -> None:
+def test_a_signature_from_another_key_is_401_mismatch(method: str, contract_endpoint: Endpoint) -> None:
     for shape in PAYLOAD_FORMATS:
         # GIVEN a fresh, well-formed signature made with another key than the one in Secrets Manager
         body = BODY if method == "POST" else b""
         event = signed_event(method, body, key=OTHER_KEY, payload_format=shape)
         # WHEN it arrives
         # THEN 401 mismatch
-        _refused(endpoint.send(event), "mismatch", post=method == "POST", shape=shape)
+        _refused(contract_endpoint.send(event), "mismatch", post=method == "POST", shape=shape)
 
 
 @pytest.mark.parametrize("key", [TEST_KEY, OTHER_KEY], ids=["signed with the key", "signed with another key"])
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_a_missing_key_secret_is_500_no_key_before_the_signature_is_compared(
-    method: str, key: str, no_key: Endpoint
+    method: str, key: str, contract_endpoint_without_key: Endpoint
 ) -> None:
     for shape in PAYLOAD_FORMATS:
         # GIVEN the key's secret does not exist, and a fresh, well-formed signature (right or wrong cannot be told)
         body = BODY if method == "POST" else b""
         # WHEN the request arrives
-        answer = no_key.send(signed_event(method, body, key=key, payload_format=shape))
+        answer = contract_endpoint_without_key.send(signed_event(method, body, key=key, payload_format=shape))
         # THEN 500 no_key, always in the same words, never a 401 nor why the key is missing
         assert answer.status == 500, (shape, answer.body)
         error = {"code": "no_key", "message": "The server has no usable Median key to verify with."}

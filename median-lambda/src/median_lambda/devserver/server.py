@@ -26,7 +26,13 @@ from median_lambda.devserver import inspector
 from median_lambda.devserver.guards import admitted_body_length, refusal
 from median_lambda.devserver.inspector import Reply
 from median_lambda.devserver.lambda_runner import invoke
-from median_lambda.devserver.limits import BODY_BUDGET_BYTES, MAX_CONNECTIONS, REQUEST_DEADLINE_SECONDS, BodyBudget, Connections
+from median_lambda.devserver.limits import (
+    BODY_BUDGET_BYTES,
+    MAX_CONNECTIONS,
+    REQUEST_DEADLINE_SECONDS,
+    BodyBudget,
+    Connections,
+)
 from median_lambda.protocol import JSON_CONTENT_TYPE, ErrorCode
 from median_lambda.testing import http_event
 

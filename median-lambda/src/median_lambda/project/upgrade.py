@@ -92,7 +92,10 @@ def run(argv: list[str]) -> int:
         )
     after = answered_version()
     environment = {**os.environ, "MAKEFLAGS": ""}
-    if subprocess.run([sys.executable, "-m", "median_lambda.project.lock", "check"], cwd=ROOT, check=False).returncode != 0:
+    if (
+        subprocess.run([sys.executable, "-m", "median_lambda.project.lock", "check"], cwd=ROOT, check=False).returncode
+        != 0
+    ):
         print("upgrade: the merged pyproject.toml asks for a new lock: make lock", flush=True)
         subprocess.run(["make", "lock"], cwd=ROOT, check=True, env=environment)  # noqa: S607
     print(f"upgrade: now on {after}; checking it: make lint test check", flush=True)

@@ -22,7 +22,14 @@ and goes through `lambda_handler` exactly as a deployed request would.
 from __future__ import annotations
 
 from median_lambda.testing.aws import MedianAWS, forget_what_a_container_keeps
-from median_lambda.testing.client import FakeLambdaContext, MedianTestClient, TestAnswer, answer_of, dev_key, new_call_id
+from median_lambda.testing.client import (
+    FakeLambdaContext,
+    MedianTestClient,
+    TestAnswer,
+    answer_of,
+    dev_key,
+    new_call_id,
+)
 from median_lambda.testing.events import (
     PAYLOAD_FORMATS,
     TEST_KEY,
