@@ -23,7 +23,7 @@ from median_lambda.protocol import KEY_SECRET_ENV, STAGE_ENV, TOOLS_PACKAGE_ENV
 REPO = Path(__file__).resolve().parent.parent
 # The framework's own suites stay behind; a copy's tests/ is what a user's project starts from:
 # the shared conftest and helpers, and a tests/tools/ of its own once something writes one.
-_SUITES = ("unit", "integration", "browser", "tools")
+_SUITES = ("unit", "integration", "browser", "template", "tools")
 _CACHES = ("__pycache__", ".pytest_cache", ".hypothesis")
 # What a user's shell does not set: the framework's tests set a key's secret, or name another
 # tools package to serve, which would hide the copy's tools/; and make's own variables, through
@@ -112,12 +112,11 @@ def snippet_files(markdown: str) -> dict[str, str]:
 
 
 def copy_project(root: Path) -> ProjectCopy:
-    """handler/, pyproject.toml, uv.lock, the Makefile and tests/ (without the framework's suites) under `root`,
-    what the contract suite (tests/contract/) reads beside them (template.yaml, scripts/, devserver/), an
-    empty `tools` package, and a .venv that is a link to the running interpreter's virtualenv. No
-    samconfig.toml: its stages would ask the empty tools/ for a settings.toml naming them."""
-    for folder in ("median_lambda", "scripts", "median_lambda.devserver"):
-        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns(*_CACHES, "manifest.json"))
+    """handler/, pyproject.toml, uv.lock, the Makefile, template.yaml and tests/ (without the template
+    repository's suites) under `root`, an empty `tools` package, and a .venv that is a link to the running
+    interpreter's virtualenv, which has median-lambda. No samconfig.toml: its stages would ask the empty
+    tools/ for a settings.toml naming them."""
+    shutil.copytree(REPO / "handler", root / "handler", ignore=shutil.ignore_patterns(*_CACHES))
     shutil.copytree(REPO / "tests", root / "tests", ignore=_left_out_of_tests)
     for name in ("pyproject.toml", "uv.lock", "Makefile", "template.yaml"):
         shutil.copy2(REPO / name, root / name)

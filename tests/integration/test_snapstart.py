@@ -13,10 +13,11 @@ import json
 import os
 import shutil
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import median_lambda
 import pytest
-
 from median_lambda.protocol import (
     DEV_KEY_ENV,
     IDEMPOTENCY_TABLE_ENV,
@@ -27,12 +28,11 @@ from median_lambda.protocol import (
     SNAPSTART_INITIALIZATION,
 )
 from median_lambda.testing import signed_event
+
 from tests.integration.conftest import REPO_ROOT
 from tests.support.cold_start import cold_start, lay_out_artifact
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
     from tests.integration.conftest import ToolsPackage
@@ -128,18 +128,21 @@ def lifecycle(
     # GIVEN a function version with SnapStart on, this test's tools, its key in Secrets Manager
     # and an idempotency table
     tools_package.module("lookups", TOOLS)
-    # laid out as `sam build` lays out the artifact: handler/ beside the tools, with the manifest
-    # the build prebuilds, so that GET needs neither the tools nor their schemas
+    # laid out as `sam build` lays out the artifact: handler/ and median-lambda beside the tools, with the
+    # manifest the build prebuilds, so that GET needs neither the tools nor their schemas (written first:
+    # the copy then comes first on the process's import path). The whole library, where the build copies
+    # its runtime only: the test's own script signs its requests with median_lambda.testing.
+    printed = tools_package.run("-m", "median_lambda", "manifest")
+    assert printed.returncode == 0, printed.stderr
+    stages = tools_package.run("-m", "median_lambda", "stages")
+    assert stages.returncode == 0, stages.stderr
+    shutil.copytree(REPO_ROOT / "handler", tools_package.root / "handler", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(
-        REPO_ROOT / "median_lambda",
+        Path(median_lambda.__file__).parent,
         tools_package.root / "median_lambda",
         ignore=shutil.ignore_patterns("__pycache__", PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE),
     )
-    printed = tools_package.run("-m", "median_lambda", "manifest")
-    assert printed.returncode == 0, printed.stderr
     (tools_package.root / "median_lambda" / PREBUILT_MANIFEST_FILE).write_text(printed.stdout, encoding="utf-8")
-    stages = tools_package.run("-m", "median_lambda", "stages")
-    assert stages.returncode == 0, stages.stderr
     (tools_package.root / "median_lambda" / PREBUILT_STAGES_FILE).write_text(stages.stdout, encoding="utf-8")
     secret_id = f"median/snapstart-{uuid.uuid4().hex[:8]}"
     secrets.create_secret(Name=secret_id, SecretString=OLD_KEY)
