@@ -16,14 +16,14 @@ lint-maintainers: $(INSTALLED)
 # A project copied from this version works at once, and one copied from the previous release and
 # worked in as a user would upgrades to this version with make upgrade, keeping all it owns.
 template-proof: $(COPIER_INSTALLED) $(INSTALLED) ## copier copy this version, and make upgrade a user's project from the previous release, in a temporary folder
-	$(BIN)/python -m scripts.template_proof $(if $(KEEP),--keep)
+	$(BIN)/python -m maintainers.template_proof $(if $(KEEP),--keep)
 
 release: $(INSTALLED) ## Release CHANGELOG.md's Unreleased section as VERSION=X.Y.Z: one commit, one tag
-	$(BIN)/python -m scripts.release $(VERSION)
+	$(BIN)/python -m maintainers.release $(VERSION)
 
 # The README's "Make it yours", proven in a project copied from this checkout, as a user's is.
 swap-check: $(COPIER_INSTALLED) $(INSTALLED) ## In a project copied from this checkout: delete the examples, make new-tool, make lint test check build
-	VENV="$(VENV)" scripts/swap_examples.sh
+	VENV="$(VENV)" maintainers/swap_examples.sh
 
 # --- Benchmarks (issue 5) ------------------------------------------------------------
 # The cold processes run in a venv holding only what a deployed function has: the runtime
@@ -56,7 +56,7 @@ screenshot: $(INSTALLED) ## Retake docs/inspector.png from the inspector as it i
 
 # --- Mutation testing (issue 18) -----------------------------------------------------
 # mutmut mutates each guarding module in a copy of its own (.mutmut/<module>/) and tries each
-# mutant against the tests that guard it (scripts/mutate.py); the table goes to .mutmut/table.md.
+# mutant against the tests that guard it (maintainers/mutate.py); the table goes to .mutmut/table.md.
 # Slow (tens of minutes), so never part of `make test` or .ci/run: the weekly workflow runs it.
 # MODULES="signature rules" measures only those. One worker, at the lowest priority.
 # mutmut runs the tests in its own interpreter: its venv is the dev venv, as uv.lock pins it, with
@@ -71,7 +71,7 @@ $(MUTATION_INSTALLED): pyproject.toml uv.lock tooling/mutmut.py.lock $(UV_INSTAL
 	$(call TOOL_VENV,$(MUTATION_VENV),mutmut,install)
 
 mutate: $(MUTATION_INSTALLED) ## Mutation testing (mutmut) on the modules that guard signatures, money and sync
-	nice -n 19 $(MUTATION_VENV)/bin/python -m scripts.mutate $(MODULES)
+	nice -n 19 $(MUTATION_VENV)/bin/python -m maintainers.mutate $(MODULES)
 
 # tests/template renders this template with the pinned Copier, as `make upgrade` runs it.
 test: $(COPIER_INSTALLED)

@@ -136,5 +136,5 @@ def test_the_swap_check_is_what_ci_runs() -> None:
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     # THEN it runs the swap check, and the maintainers' make target runs the script
     assert "\nmake swap-check\n" in ci
-    assert "scripts/swap_examples.sh" in (REPO / "maintainer.mk").read_text(encoding="utf-8")
+    assert "maintainers/swap_examples.sh" in (REPO / "maintainer.mk").read_text(encoding="utf-8")
     assert Path(SWAP_SCRIPT).stat().st_mode & 0o111, "the script must be executable"

@@ -1,4 +1,4 @@
-"""scripts/release.py: a release turns CHANGELOG.md's Unreleased section into a dated version, or says why not."""
+"""maintainers/release.py: a release turns CHANGELOG.md's Unreleased section into a dated version, or says why not."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import datetime
 
 import pytest
 
-from scripts.release import ReleaseRefused, released_changelog
+from maintainers.release import ReleaseRefused, released_changelog
 
 TODAY = datetime.date(2026, 12, 3)
 CHANGELOG = """\

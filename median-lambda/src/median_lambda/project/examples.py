@@ -9,7 +9,7 @@ template.yaml, values in tools/settings.toml, and its table named in the pipelin
 between them, in every file it names. Deleting them by hand is the same. Run again, it finds
 nothing and changes nothing. An opened block that is not closed (or the reverse) fails with
 its file and line, and nothing is written: a half-deleted template would not deploy.
-`make swap-check` (scripts/swap_examples.sh) runs it, so CI proves the template and the
+`make swap-check` (maintainers/swap_examples.sh) runs it, so CI proves the template and the
 settings still build and check without the examples.
 """
 

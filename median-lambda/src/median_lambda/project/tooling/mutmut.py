@@ -1,7 +1,7 @@
 # /// script
 # requires-python = ">=3.13,<3.14"
 # dependencies = [
-#     # Held to one minor release: its mutants' names are what scripts/equivalent_mutants.toml lists, and
+#     # Held to one minor release: its mutants' names are what maintainers/equivalent_mutants.toml lists, and
 #     # a newer mutmut may name or make them differently (a deliberate bump, then judge them again).
 #     "mutmut~=3.8.1",
 # ]

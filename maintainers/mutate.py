@@ -5,13 +5,13 @@ checkout of its own (.mutmut/<module>/): mutmut reads one [tool.mutmut] table fr
 pyproject.toml in the directory it runs in, and a copy per module lets each have its own
 selection without touching the checkout's pyproject.toml.
 
-A mutant that survives counts as equivalent only when scripts/equivalent_mutants.toml names it,
+A mutant that survives counts as equivalent only when maintainers/equivalent_mutants.toml names it,
 with the line mutmut wrote and the reason it cannot change behaviour. An entry whose line no
 longer matches (the code changed under it) no longer counts: the mutant is a survivor again,
 and the table says the entry is stale.
 
-    python -m scripts.mutate [MODULE ...]   # e.g. signature whole_numbers; all when none given
-    python -m scripts.mutate --no-run [MODULE ...]   # the last runs' table again, equivalents re-read
+    python -m maintainers.mutate [MODULE ...]   # e.g. signature whole_numbers; all when none given
+    python -m maintainers.mutate --no-run [MODULE ...]   # the last runs' table again, equivalents re-read
 
 Prints a table per module and writes it to .mutmut/table.md; exits 1 when a module is below
 the bar (REQUIRED_SCORE), so the weekly workflow fails where the suite has lost its teeth.

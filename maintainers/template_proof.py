@@ -1,6 +1,6 @@
 """`make template-proof`: the template as its users take it, proven end to end (issue 26).
 
-    python -m scripts.template_proof [--keep]
+    python -m maintainers.template_proof [--keep]
 
 In a temporary folder, from a clone of this checkout (its uncommitted changes committed there):
 1. a project with other answers (stack name, stages, x86_64, no examples), copied from this
@@ -312,7 +312,7 @@ def prove(scratch: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.template_proof", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m maintainers.template_proof", description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder, to look into it")
     arguments = parser.parse_args(argv)
     scratch = Path(tempfile.mkdtemp(prefix="median-template-proof."))

@@ -1,6 +1,6 @@
 """`make release VERSION=X.Y.Z`: one commit and one tag that make a version of the template.
 
-    python -m scripts.release 1.2.0
+    python -m maintainers.release 1.2.0
 
 CHANGELOG.md's `## [Unreleased]` section becomes `## [1.2.0] - <today>` under a new, empty
 `## [Unreleased]`; pyproject.toml's [project].version becomes 1.2.0 and uv.lock follows it; the

@@ -8,7 +8,7 @@
 # every stage, [default] included, and values only staging or production has), and run
 # `make lint test check build` there. Any step that fails fails the script.
 #
-#   make swap-check                  # or scripts/swap_examples.sh
+#   make swap-check                  # or maintainers/swap_examples.sh
 #   KEEP=1 make swap-check           # keep the project afterwards, to look into it
 #   NAME=my_tool make swap-check     # scaffold another name
 #
@@ -37,7 +37,7 @@ step "copier copy this checkout, with its examples, to $copy"
 # From a clone with what the working tree changed committed (the template proof's own clone):
 # Copier reads a git template's tracked files, never the virtualenvs, builds or the dev key beside them.
 template=$(cd "$root" && "$venv/bin/python" -c \
-  'import sys; from pathlib import Path; from scripts.template_proof import template_clone; print(template_clone(Path(sys.argv[1])))' \
+  'import sys; from pathlib import Path; from maintainers.template_proof import template_clone; print(template_clone(Path(sys.argv[1])))' \
   "$scratch")
 "$venv/copier/bin/copier" copy --trust --defaults --quiet --vcs-ref HEAD "$template" "$copy"
 in_copy install
