@@ -1,0 +1,78 @@
+"""What a version asks of a project's own files, done for it by `make upgrade` (Copier's migrations).
+
+    python -m median_lambda.project.migrations v3.0.0     # copier.yml runs it, after the update
+
+3.0.0: the framework is median-lambda, a library, where it was the project's handler/ package. A
+tool imports `from median_lambda import tool` where it imported `from handler import tool`, and a
+test `from median_lambda.testing import MedianTestClient`. This rewrites those imports in the
+project's own Python files (tools/ and tests/), and nothing else in them: each import of the
+framework's old package, `handler` and its modules, becomes the same import of median_lambda; the
+project's handler/ itself, now the function's entry point, is the template's. Each file it
+changes is named; `git diff` shows every line. Run again, it finds nothing to change.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path.cwd()  # the project's: Copier runs its migrations in the project's root
+# The project's own Python: its tools and their tests (and any other test of the project's).
+OWN_FOLDERS = ("tools", "tests")
+_FRAMEWORK_MODULES = (
+    "testing",
+    "rules",
+    "authoring",
+    "calls",
+    "key",
+    "manifest",
+    "request",
+    "runtime",
+    "protocol",
+    "app",
+)
+_IMPORTS = (
+    # from handler import tool / from handler.testing import MedianTestClient
+    re.compile(rf"^(?P<head>\s*from\s+)handler(?P<tail>(?:\.(?:{'|'.join(_FRAMEWORK_MODULES)})\b[\w.]*)?\s+import\b)", re.M),
+    # import handler.testing (as ...)
+    re.compile(rf"^(?P<head>\s*import\s+)handler(?P<tail>\.(?:{'|'.join(_FRAMEWORK_MODULES)})\b)", re.M),
+)
+
+
+def imports_of_median_lambda(source: str) -> tuple[str, int]:
+    """`source` with each import of the framework's old package made one of median_lambda's; how many."""
+    count = 0
+    for pattern in _IMPORTS:
+        source, replaced = pattern.subn(r"\g<head>median_lambda\g<tail>", source)
+        count += replaced
+    return source, count
+
+
+def to_3_0_0(root: Path = ROOT) -> list[str]:
+    """Rewrite the framework's imports in the project's own files; the lines said, one per file changed."""
+    said = []
+    for folder in OWN_FOLDERS:
+        for path in sorted((root / folder).rglob("*.py")):
+            source = path.read_text(encoding="utf-8")
+            rewritten, count = imports_of_median_lambda(source)
+            if count:
+                path.write_text(rewritten, encoding="utf-8")
+                said.append(f"{path.relative_to(root)}: {count} import{'s' * (count != 1)} of handler now median_lambda")
+    return said
+
+
+MIGRATIONS = {"v3.0.0": to_3_0_0}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or argv[0] not in MIGRATIONS:
+        print(f"usage: python -m median_lambda.project.migrations {'|'.join(MIGRATIONS)}", file=sys.stderr)
+        return 2
+    for line in MIGRATIONS[argv[0]]():
+        print(f"upgrade: {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
