@@ -1,10 +1,11 @@
 """The locks: uv.lock, the project's, and tooling/*.py.lock, each developer tool's own (the SAM CLI, ...).
 
-    python -m median_lambda.project.lock uv-requirement                 # uv==X --hash=..., for pip to install uv itself
-    python -m median_lambda.project.lock artifact-requirements          # the Lambda artifact's packages, pinned and hashed
-    python -m median_lambda.project.lock tooling [PACKAGE ...|all]      # lock each tooling/NAME.py, upgrading PACKAGE
-    python -m median_lambda.project.lock tool-requirements NAME         # a tool's venv, pinned and hashed
-    python -m median_lambda.project.lock check                          # exit 1, naming `make lock`, if a lock is stale
+    python -m median_lambda.project.lock uv-requirement          # uv==X --hash=..., for pip to install uv itself
+    python -m median_lambda.project.lock artifact-requirements   # the Lambda artifact's packages, pinned and hashed
+    python -m median_lambda.project.lock tooling [PACKAGE ...|all]   # lock each tooling/NAME.py, upgrading PACKAGE
+    python -m median_lambda.project.lock tool-requirements NAME  # a tool's venv, pinned and hashed
+    python -m median_lambda.project.lock check                   # exit 1, naming `make lock`, if uv.lock is stale
+    python -m median_lambda.project.lock check-tooling           # the same, for the library's tools' locks
 
 uv-requirement runs on the bare Python that makes the venv (standard library only): uv comes
 from the lock like everything else, its version and hashes included. The rest run uv, the one

@@ -34,7 +34,9 @@ _FRAMEWORK_MODULES = (
 )
 _IMPORTS = (
     # from handler import tool / from handler.testing import MedianTestClient
-    re.compile(rf"^(?P<head>\s*from\s+)handler(?P<tail>(?:\.(?:{'|'.join(_FRAMEWORK_MODULES)})\b[\w.]*)?\s+import\b)", re.M),
+    re.compile(
+        rf"^(?P<head>\s*from\s+)handler(?P<tail>(?:\.(?:{'|'.join(_FRAMEWORK_MODULES)})\b[\w.]*)?\s+import\b)", re.M
+    ),
     # import handler.testing (as ...)
     re.compile(rf"^(?P<head>\s*import\s+)handler(?P<tail>\.(?:{'|'.join(_FRAMEWORK_MODULES)})\b)", re.M),
 )
@@ -58,7 +60,9 @@ def to_3_0_0(root: Path = ROOT) -> list[str]:
             rewritten, count = imports_of_median_lambda(source)
             if count:
                 path.write_text(rewritten, encoding="utf-8")
-                said.append(f"{path.relative_to(root)}: {count} import{'s' * (count != 1)} of handler now median_lambda")
+                said.append(
+                    f"{path.relative_to(root)}: {count} import{'s' * (count != 1)} of handler now median_lambda"
+                )
     return said
 
 

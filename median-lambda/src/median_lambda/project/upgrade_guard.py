@@ -15,10 +15,10 @@ it (`make upgrade`, a bare `copier update`, an older version's `make upgrade`):
   user changed. Each is kept, as the user left it, under .git/median-upgrade/.
 - after: the new version is rendered the same way. A file the user changed that is now gone, or
   is now the new version's own byte for byte (the user's edit not in it), is put back as the user
-  left it, named, and the upgrade stops (exit 1): the user carries the edit over, and runs
-  `make upgrade` again. A file the old version had and the new one has not, which Copier leaves
-  because the new version's folders exclude it (a 2.x project's docs/ and CHANGELOG.md), is
-  deleted where the user never changed it, and named where they did.
+  left it, named, and the upgrade stops (exit 1): the user carries the edit over, then checks and
+  commits. A file the old version had and the new one has not, which Copier leaves because the
+  new version's folders exclude it (a 2.x project's docs/ and CHANGELOG.md), is deleted where the
+  user never changed it, and named where they did.
 
 The user's own paths (tools/, tests/tools/, uv.lock, the answers file) are never the template's.
 Runs in Copier's own interpreter, which has Copier; the standard library otherwise.
@@ -51,7 +51,11 @@ class UpgradeLost(Exception):
 
 def _git_directory(root: Path) -> Path:
     found = subprocess.run(
-        ["git", "rev-parse", "--absolute-git-dir"], cwd=root, capture_output=True, text=True, check=True
+        ["git", "rev-parse", "--absolute-git-dir"],  # noqa: S607 - the user's git, as Copier runs it
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     return Path(found)
 
@@ -132,6 +136,8 @@ def after(template: str, version_to: str, root: Path = ROOT) -> tuple[list[str],
     changed: list[str] = recorded["changed"]
     with tempfile.TemporaryDirectory(prefix="median-upgrade-") as scratch:
         new = render(template, version_to, answers(root), Path(scratch) / "project")
+    # The new version's files: `make upgrade` tells a check's failure in one of them from one in yours.
+    (kept / "after.json").write_text(json.dumps({"version": version_to, "rendered": new}, indent=1), encoding="utf-8")
     lost = []
     for name in changed:
         here = root / name
@@ -191,7 +197,8 @@ def main(argv: list[str]) -> int:
             "upgrade: stopped. These files of yours would have been lost: the new version deletes or renames "
             "them, or replaced them without a merge (a binary file both sides changed). Each is back as you left "
             f"it:\n{_listed(lost)}\nThe new version's own, where it has one, is under {theirs}. Carry your change "
-            "over, commit, and run the upgrade again.",
+            "over to where it lives now (and delete the file if the new version has no use for it), then "
+            "`make lock`, `make lint test check`, and commit.",
             file=sys.stderr,
         )
         return 1
