@@ -61,7 +61,7 @@ def to_3_0_0(root: Path = ROOT) -> list[str]:
             if count:
                 path.write_text(rewritten, encoding="utf-8")
                 said.append(
-                    f"{path.relative_to(root)}: {count} import{'s' * (count != 1)} of handler now median_lambda"
+                    f"{path.relative_to(root)}: {count} import{'s' * (count != 1)} of handler now of median_lambda"
                 )
     return said
 

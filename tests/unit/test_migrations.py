@@ -1,0 +1,67 @@
+"""median_lambda/project/migrations.py: what 3.0.0 asks of a 2.x project's own files, done by make upgrade."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from median_lambda.project.migrations import imports_of_median_lambda, to_3_0_0
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (
+            "from handler import ToolContext, ToolError, tool\n",
+            "from median_lambda import ToolContext, ToolError, tool\n",
+        ),
+        ("from handler.testing import MedianTestClient\n", "from median_lambda.testing import MedianTestClient\n"),
+        ("    from handler.testing.aws import MedianAWS\n", "    from median_lambda.testing.aws import MedianAWS\n"),
+        ("from handler.rules import check_manifest\n", "from median_lambda.rules import check_manifest\n"),
+        ("import handler.testing as kit\n", "import median_lambda.testing as kit\n"),
+        ("from handler import (\n    tool,\n)\n", "from median_lambda import (\n    tool,\n)\n"),
+    ],
+)
+def test_each_import_of_the_framework_becomes_one_of_median_lambda(before: str, after: str) -> None:
+    # WHEN a 2.x import of the framework is migrated
+    # THEN it is the same import of median_lambda, and counted
+    assert imports_of_median_lambda(before) == (after, 1)
+
+
+@pytest.mark.parametrize(
+    "untouched",
+    [
+        "from handlers import registry\n",  # another package of the user's
+        "from my_app.handler import run\n",
+        "import handlers.x\n",
+        'print("from handler import tool")\n',  # not an import
+        "# from handler import tool, in a comment, as it was\n",
+        "handler = make_handler()\nhandler.testing = True\n",
+    ],
+)
+def test_nothing_but_an_import_of_the_framework_changes(untouched: str) -> None:
+    assert imports_of_median_lambda(untouched) == (untouched, 0)
+
+
+def test_the_project_s_own_files_are_migrated_and_each_is_named(tmp_path: Path) -> None:
+    # GIVEN a 2.x project's tool, its test and a conftest, and a file that imports nothing of the framework
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tests" / "tools").mkdir(parents=True)
+    (tmp_path / "tools" / "loyalty.py").write_text("from handler import ToolContext, tool\nX = 1\n")
+    (tmp_path / "tests" / "tools" / "test_loyalty.py").write_text("from handler.testing import MedianTestClient\n")
+    (tmp_path / "tools" / "_helpers.py").write_text("import json\n")
+    # WHEN 3.0.0's migration runs, twice
+    said = to_3_0_0(tmp_path)
+    again = to_3_0_0(tmp_path)
+    # THEN both imports are median_lambda's, each file named once, the rest untouched, and a second run changes nothing
+    assert (tmp_path / "tools" / "loyalty.py").read_text() == "from median_lambda import ToolContext, tool\nX = 1\n"
+    assert (tmp_path / "tests" / "tools" / "test_loyalty.py").read_text().startswith("from median_lambda.testing ")
+    assert said == [
+        "tools/loyalty.py: 1 import of handler now of median_lambda",
+        "tests/tools/test_loyalty.py: 1 import of handler now of median_lambda",
+    ]
+    assert again == []
