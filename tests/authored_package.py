@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.authoring.registry import Registry, ToolLoadError, load_tools
 from median_lambda.protocol import TOOLS_PACKAGE_ENV
 

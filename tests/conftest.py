@@ -14,17 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, settings
-
 from median_lambda.protocol import SIGNATURE_HEADER, TOOLS_PACKAGE_ENV
 from median_lambda.request.signature import sign
 from median_lambda.runtime.env import forget_settings
 from median_lambda.testing import TEST_KEY, MedianAWS, MedianTestClient
+
 from tests.scratch_tools import EMPTY_TOOLS, SAMPLE_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from median_lambda.authoring.registry import Registry
+
     from tests.scratch_tools import ScratchTools
 
     # The make_event fixture: build_event itself.

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from median_lambda.authoring.settings import OVERRIDE_PREFIX
 from median_lambda.protocol import STAGE_ENV, TOOLS_PACKAGE_ENV
+
 from tests.scratch_tools import SAMPLE_TOOLS
 from tests.support.ports import free_port
 from tests.threaded_server import serving_in_a_thread

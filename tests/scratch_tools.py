@@ -11,9 +11,8 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, Field
-
 from median_lambda import ToolContext, ToolError, tool
+from pydantic import BaseModel, Field
 
 # The tools packages a test can serve, by the name $MEDIAN_TOOLS_PACKAGE takes (handler/authoring/registry.py).
 SAMPLE_TOOLS = "tests.sample_tools"  # a full endpoint: every risk, every field type, diagnostics

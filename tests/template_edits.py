@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from median_lambda.project.sam_config import TEMPLATE, parse_template
 from median_lambda.project.architecture import set_architecture
+from median_lambda.project.sam_config import TEMPLATE, parse_template
 
 # The namespace's lines: the function's (Globals) and each alarm's and the dashboard's, as written.
 NAMESPACE_LINES = ("POWERTOOLS_METRICS_NAMESPACE: !Ref AWS::StackName", "- Namespace: !Ref AWS::StackName")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from median_lambda import ToolContext, diagnostics
+
 from tools._sample_store import ORDERS
 
 

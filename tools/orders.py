@@ -8,9 +8,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
+from median_lambda import ToolContext, ToolError, tool
 from pydantic import BaseModel, Field
 
-from median_lambda import ToolContext, ToolError, tool
 from tools._sample_store import Order, find_order
 
 

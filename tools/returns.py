@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
-
 from median_lambda import Secret, Settings, ToolContext, ToolError, tool
+from pydantic import BaseModel, Field
 
 
 class ReturnsSettings(Settings):

@@ -9,10 +9,10 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda.key.local_key import dev_key
 from median_lambda.manifest.build import build_manifest
 from median_lambda.protocol import MAX_TOOLS, RISK_MEANINGS
+
 from tests.browser.conftest import PHONE, WIDE, open_page
 from tests.browser.screenshot import fingerprint, keep_current, screenshot_target, stored_fingerprint
 from tests.devserver_process import REPO, running_devserver
@@ -20,9 +20,9 @@ from tests.devserver_process import REPO, running_devserver
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from median_lambda.authoring.registry import Registry
     from playwright.sync_api import Browser, Locator, Page
 
-    from median_lambda.authoring.registry import Registry
     from tests.browser.conftest import LoadedPage
     from tests.devserver_process import DevServerProcess
 

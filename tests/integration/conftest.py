@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
-
 from median_lambda.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, TOOLS_PACKAGE_ENV
 from median_lambda.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of
+
 from tests.fault_relay import FaultRelay
 from tests.support.ports import free_port
 

@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda.project.lock import ROOT, locked_artifact_versions
+
 from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:

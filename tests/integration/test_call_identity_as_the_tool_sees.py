@@ -17,13 +17,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, Field
-
 from median_lambda import ToolContext, tool
 from median_lambda.calls.dispatch import parse_body
 from median_lambda.calls.idempotency import at_most_once
 from median_lambda.request.responses import Answer, ok_body
 from median_lambda.testing import FakeLambdaContext, signed_event
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from median_lambda.authoring.registry import Registry

@@ -13,11 +13,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, Field
-
 from median_lambda import tool
 from median_lambda.cli.commands import main
 from median_lambda.testing import TEST_KEY
+from pydantic import BaseModel, Field
+
 from tests.devserver_process import running_devserver
 from tests.project_copy import copy_project
 from tests.support.ports import free_port
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from median_lambda.authoring.registry import Registry
+
     from tests.devserver_process import DevServerProcess
 
 ORGANISATION_RULE = "Median wants each name once across the organisation"

@@ -6,9 +6,9 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.cli.commands import main
 from median_lambda.testing import TEST_KEY
+
 from tests.devserver_process import running_devserver
 from tests.support.ports import free_port
 

@@ -13,10 +13,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.cli.commands import main
 from median_lambda.protocol import SIGNATURE_HEADER
 from median_lambda.testing import TEST_KEY
+
 from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:

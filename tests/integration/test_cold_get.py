@@ -15,7 +15,6 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda import app
 from median_lambda.protocol import (
     IDEMPOTENCY_TABLE_ENV,
@@ -26,6 +25,7 @@ from median_lambda.protocol import (
     TOOLS_PACKAGE_ENV,
 )
 from median_lambda.testing import TEST_KEY, FakeLambdaContext, dev_key, signed_event
+
 from tests.scratch_tools import SAMPLE_TOOLS
 from tests.support.cold_start import cold_start, lay_out_artifact
 
@@ -33,9 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from mypy_boto3_secretsmanager import SecretsManagerClient
-
     from median_lambda.authoring.registry import Registry
+    from mypy_boto3_secretsmanager import SecretsManagerClient
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,6 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.protocol import (
     IDEMPOTENCY_TABLE_ENV,
     KEY_SECRET_ENV,
@@ -22,6 +21,7 @@ from median_lambda.protocol import (
     SECRETS_EXTENSION_TOKEN_ENV,
 )
 from median_lambda.testing import TEST_KEY, signed_event
+
 from tests.support.cold_start import cold_start, lay_out_artifact
 from tests.support.secrets_extension import SecretsExtensionStandIn
 

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import boto3
 import pytest
-
 from median_lambda.cli.preflight import main
 
 if TYPE_CHECKING:

@@ -11,7 +11,6 @@ import re
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.protocol import SIGNATURE_HEADER, TOOL_TIME_MARGIN_SECONDS
 from median_lambda.testing import FakeLambdaContext, call_body, diagnostics_body, http_event, signed_event
 
@@ -19,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from median_lambda.testing import TestAnswer
+
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 

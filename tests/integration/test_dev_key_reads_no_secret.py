@@ -11,15 +11,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda import app
 from median_lambda.key.source import MedianKeySource
 from median_lambda.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
 from median_lambda.testing import FakeLambdaContext, answer_of, signed_event
+
 from tests.clock import SteppedClock
 
 if TYPE_CHECKING:
     from median_lambda.testing import TestAnswer
+
     from tests.fault_relay import FaultRelay
 
 DEV_KEY = "mk_dev_local_0123456789"

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.error import HTTPError
 
 import pytest
-
 from median_lambda.key.local_key import dev_key
 from median_lambda.protocol import SIGNATURE_HEADER
 from median_lambda.request.signature import sign
+
 from tests.devserver_process import REPO, running_devserver
 from tests.scratch_tools import EMPTY_TOOLS
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from median_lambda.authoring.registry import Registry
+
     from tests.devserver_process import DevServerProcess
 
 

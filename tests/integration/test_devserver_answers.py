@@ -13,15 +13,16 @@ import socket
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda.devserver import inspector
 from median_lambda.protocol import MAX_NESTING_DEPTH
+
 from tests.devserver_process import read_answer, running_devserver, serving_in_process
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from median_lambda.devserver.server import DevServer
+
     from tests.devserver_process import DevServerProcess
 
 

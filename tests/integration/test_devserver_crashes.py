@@ -11,6 +11,7 @@ from urllib.error import HTTPError
 from median_lambda.protocol import DEV_KEY_ENV, SIGNATURE_HEADER
 from median_lambda.request.signature import sign
 from median_lambda.testing import TEST_KEY, call_body
+
 from tests.devserver_process import running_devserver
 
 if TYPE_CHECKING:

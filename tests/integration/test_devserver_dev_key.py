@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from urllib.error import HTTPError
 
 import pytest
-
 from median_lambda.key.local_key import DEV_KEY_FILE_ENV
 from median_lambda.protocol import SIGNATURE_HEADER
 from median_lambda.request.signature import sign
+
 from tests.devserver_process import REPO, running_devserver
 
 if TYPE_CHECKING:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda.protocol import MAX_BODY_BYTES, SIGNATURE_HEADER
 from median_lambda.request.signature import sign
 from median_lambda.testing import TEST_KEY
+
 from tests.devserver_process import running_devserver
 from tests.scratch_tools import EMPTY_TOOLS
 

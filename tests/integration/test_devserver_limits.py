@@ -18,16 +18,17 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.protocol import MAX_BODY_BYTES, SIGNATURE_HEADER
 from median_lambda.request.signature import sign
 from median_lambda.testing import TEST_KEY, call_body, dev_key
+
 from tests.devserver_process import read_answer, serving_in_process
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from median_lambda.devserver.server import DevServer
+
     from tests.scratch_tools import ScratchTools
 
 SAFETY_TIMEOUT_SECONDS = 30.0

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from median_lambda.protocol import DEV_KEY_ENV
 from median_lambda.testing import TEST_KEY
+
 from tests.devserver_process import running_devserver
 from tests.integration.test_devserver_reload import NOTES_TOOL, description, inspector_view, save, signed_get, until
 

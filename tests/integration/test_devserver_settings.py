@@ -12,6 +12,7 @@ from urllib.error import HTTPError
 from median_lambda.protocol import DEV_KEY_ENV, SIGNATURE_HEADER
 from median_lambda.request.signature import sign
 from median_lambda.testing import TEST_KEY
+
 from tests.devserver_process import running_devserver
 from tests.integration.test_devserver_reload import signed_get, until
 

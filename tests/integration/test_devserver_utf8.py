@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.error import HTTPError
 
 import pytest
-
 from median_lambda.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, SIGNATURE_HEADER
 from median_lambda.request.signature import sign
 from median_lambda.testing import TEST_KEY
+
 from tests.devserver_process import running_devserver
 from tests.integration.conftest import ToolsPackage
 

@@ -15,16 +15,17 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda.protocol import SERVED_EVENT_SHAPES, SIGNATURE_HEADER
 from median_lambda.request.signature import sign
 from median_lambda.testing import TEST_KEY
+
 from tests.conftest import EVENTS_DIR
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from median_lambda.testing import TestAnswer
+
     from tests.conftest import EventBuilder
 
 OTHER_SHAPES = {

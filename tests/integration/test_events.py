@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.protocol import SIGNATURE_HEADER
 from median_lambda.request.signature import sign
 from median_lambda.testing import TEST_KEY, call_body
@@ -14,6 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from median_lambda.testing import TestAnswer
+
     from tests.conftest import EventBuilder
 
 # The calls go to the sample tools (tests/sample_tools/).

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda import app, tool
 from median_lambda.calls import idempotency
 from median_lambda.testing import answer_of, call_body, dev_key, signed_event
+
 from tests.fault_relay import Fault
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
@@ -23,6 +23,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:Couldn't determine the remaining
 
 if TYPE_CHECKING:
     from median_lambda.testing import MedianTestClient, TestAnswer
+
     from tests.conftest import LogCapture
     from tests.fault_relay import FaultRelay
     from tests.scratch_tools import ScratchTools

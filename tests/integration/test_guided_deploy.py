@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from median_lambda.cli.template_check import WRITTEN_IN_THE_TEMPLATE
 from median_lambda.project.sam_config import SAMCONFIG, TEMPLATE, deploy_config, load_template, parameter_overrides
 

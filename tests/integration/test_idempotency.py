@@ -9,18 +9,19 @@ from typing import TYPE_CHECKING
 
 import boto3
 import pytest
-from pydantic import BaseModel, Field
-
 from median_lambda import ToolContext, tool
 from median_lambda.calls.dispatch import STORE_CALL_SECONDS
 from median_lambda.protocol import IDEMPOTENCY_KEY_PREFIX, MAX_NESTING_DEPTH, TOOL_TIME_MARGIN_SECONDS
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event
+from pydantic import BaseModel, Field
+
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from median_lambda.testing import MedianTestClient, TestAnswer
+
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 

@@ -11,11 +11,11 @@ import threading
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event
 
 if TYPE_CHECKING:
     from median_lambda.testing import MedianTestClient, TestAnswer
+
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda import tool
 from median_lambda.calls import idempotency
 from median_lambda.calls.dispatch import STORE_CALL_SECONDS
 from median_lambda.protocol import IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES, TOOL_TIME_MARGIN_SECONDS
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event
+
 from tests.fault_relay import Fault
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from median_lambda.testing import MedianTestClient, TestAnswer
+
     from tests.conftest import LogCapture
     from tests.fault_relay import FaultRelay
     from tests.scratch_tools import ScratchTools

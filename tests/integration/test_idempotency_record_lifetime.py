@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
-
 from median_lambda import tool
 from median_lambda.testing import FakeLambdaContext, MedianTestClient, call_body, signed_event
+
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
     from median_lambda.authoring.registry import Registry
+
     from tests.scratch_tools import ScratchTools
 
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
-
 from median_lambda.devserver.inspector import route
 from median_lambda.testing import TEST_KEY, dev_key
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.key.source import MedianKeySource
 from median_lambda.protocol import DEV_KEY_ENV, KEY_SECRET_ENV
 from median_lambda.testing import call_body
@@ -13,9 +12,9 @@ from median_lambda.testing import call_body
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from median_lambda.testing import TestAnswer
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
-    from median_lambda.testing import TestAnswer
     from tests.conftest import EventBuilder, LogCapture
 
 # The calls go to the sample tools (tests/sample_tools/).

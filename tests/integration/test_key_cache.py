@@ -11,17 +11,16 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda import app
 from median_lambda.key.source import MedianKeySource
 from median_lambda.protocol import KEY_CACHE_SECONDS, KEY_SECRET_ENV
 from median_lambda.testing import FakeLambdaContext, answer_of, signed_event
+
 from tests.clock import SteppedClock
 
 if TYPE_CHECKING:
-    from mypy_boto3_secretsmanager import SecretsManagerClient
-
     from median_lambda.testing import TestAnswer
+    from mypy_boto3_secretsmanager import SecretsManagerClient
 
 OLD_KEY = "mk_test_old_0123456789"
 NEW_KEY = "mk_test_new_9876543210"

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda import app
 from median_lambda.key.source import MedianKeySource
 from median_lambda.protocol import (
@@ -23,13 +22,14 @@ from median_lambda.protocol import (
     ErrorCode,
 )
 from median_lambda.testing import FakeLambdaContext, answer_of, signed_event
+
 from tests.clock import SteppedClock
 from tests.fault_relay import Fault
 
 if TYPE_CHECKING:
+    from median_lambda.testing import TestAnswer
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
-    from median_lambda.testing import TestAnswer
     from tests.fault_relay import FaultRelay
 
 KEY = "mk_live_good_0123456789abcdef"

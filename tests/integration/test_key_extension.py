@@ -18,7 +18,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda import app
 from median_lambda.key.source import MedianKeySource
 from median_lambda.protocol import (
@@ -33,6 +32,7 @@ from median_lambda.protocol import (
     SECRETS_EXTENSION_TOKEN_HEADER,
 )
 from median_lambda.testing import FakeLambdaContext, answer_of, signed_event
+
 from tests.clock import SteppedClock
 from tests.fault_relay import Fault, FaultRelay
 from tests.support.cold_start import cold_start, lay_out_artifact
@@ -44,9 +44,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from median_lambda.testing import TestAnswer
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
-    from median_lambda.testing import TestAnswer
     from tests.conftest import LogCapture
 
 KEY = "mk_live_extension_0123456789"

@@ -10,7 +10,6 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda import app
 from median_lambda.key.source import MedianKeySource
 from median_lambda.protocol import (
@@ -23,12 +22,13 @@ from median_lambda.protocol import (
     SECRETS_EXTENSION_PORT_ENV,
 )
 from median_lambda.testing import FakeLambdaContext, answer_of, signed_event
+
 from tests.clock import SteppedClock
 
 if TYPE_CHECKING:
+    from median_lambda.testing import TestAnswer
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
-    from median_lambda.testing import TestAnswer
     from tests.conftest import LogCapture
 
 KEY = "mk_live_good_0123456789abcdef"

@@ -6,18 +6,17 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
 import median_lambda.app
+import pytest
 from median_lambda.key.source import MedianKeySource
 from median_lambda.protocol import KEY_MIN_REFRESH_SECONDS, KEY_SECRET_ENV
 from median_lambda.testing import FakeLambdaContext, answer_of, signed_event
+
 from tests.clock import SteppedClock
 
 if TYPE_CHECKING:
-    from mypy_boto3_secretsmanager import SecretsManagerClient
-
     from median_lambda.testing import TestAnswer
+    from mypy_boto3_secretsmanager import SecretsManagerClient
 
 OLD_KEY = "mk_live_old_0123456789abcdef"
 NEW_KEY = "mk_live_new_fedcba9876543210"

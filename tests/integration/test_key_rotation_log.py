@@ -6,17 +6,17 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda import app
 from median_lambda.key.source import MedianKeySource
 from median_lambda.protocol import KEY_MIN_REFRESH_SECONDS, KEY_SECRET_ENV
 from median_lambda.testing import FakeLambdaContext, answer_of, signed_event
+
 from tests.clock import SteppedClock
 
 if TYPE_CHECKING:
+    from median_lambda.testing import TestAnswer
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
-    from median_lambda.testing import TestAnswer
     from tests.conftest import LogCapture
 
 OLD_KEY = "mk_live_old_0123456789"

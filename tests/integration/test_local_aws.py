@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.error import HTTPError
 
 import pytest
-
 from median_lambda.devserver.local_aws import LocalAwsError, requested
 from median_lambda.key.local_key import dev_key
 from median_lambda.protocol import SIGNATURE_HEADER
 from median_lambda.request.signature import sign
 from median_lambda.testing import call_body
+
 from tests.devserver_process import REPO, running_devserver
 
 if TYPE_CHECKING:

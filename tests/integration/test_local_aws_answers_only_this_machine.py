@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
-
 from median_lambda.testing.moto_server import LoopbackOnly
+
 from tests.devserver_process import read_answer, running_devserver
 
 if TYPE_CHECKING:

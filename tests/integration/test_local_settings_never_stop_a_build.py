@@ -103,7 +103,10 @@ def test_the_build_and_the_preflight_go_on_and_this_machines_runs_name_the_file(
     assert "on this machine: tools/settings.local.toml: " in checked.stderr and named in checked.stderr
     assert "the build and deploys never do" in checked.stderr
     # AND a test of the tool (make test-tools) says it beside the 500 it gets
-    script = "from median_lambda.testing import MedianTestClient as C; print(C().call('parcelEta', {'parcel': 'P-1'}).status)"
+    script = (
+        "from median_lambda.testing import MedianTestClient as C; "
+        "print(C().call('parcelEta', {'parcel': 'P-1'}).status)"
+    )
     called = project.run("-c", script)
     assert called.stdout.strip().splitlines()[-1] == "500"
     assert "tools/settings.local.toml" in called.stderr and named in called.stderr

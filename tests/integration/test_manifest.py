@@ -8,11 +8,11 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, Field, create_model
-
 from median_lambda import ToolContext, diagnostics, tool
 from median_lambda.manifest.rules import check_manifest
 from median_lambda.protocol import TOOLS_PACKAGE_ENV
+from pydantic import BaseModel, Field, create_model
+
 from tests.integration.conftest import REPO_ROOT
 from tests.scratch_tools import EMPTY_TOOLS, SAMPLE_TOOLS
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import TestAnswer
+
     from tests.conftest import EventBuilder
     from tests.integration.conftest import ToolsPackage
 

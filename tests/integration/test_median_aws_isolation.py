@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 from botocore.exceptions import ClientError
-
 from median_lambda.testing.no_aws import ERROR_CODE
+
 from tests.project_copy import ProjectCopy, copy_project
 
 # What a developer's shell may hold: their real account's profile, keys and endpoints.

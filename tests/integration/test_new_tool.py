@@ -7,8 +7,8 @@ import re
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.cli.commands import main
+
 from tests.project_copy import ProjectCopy, copy_project
 
 if TYPE_CHECKING:

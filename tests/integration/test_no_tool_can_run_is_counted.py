@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     import pytest
-
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianTestClient
+
     from tests.conftest import LogCapture
 
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel
-
 from median_lambda import Parameter, Secret, Settings, tool
 from median_lambda.authoring.settings import forget_configuration
 from median_lambda.protocol import TOOLS_PACKAGE_ENV
+from pydantic import BaseModel
+
 from tests.conftest import BOTH
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianAWS, MedianTestClient
+
     from tests.conftest import LogCapture
 
 

@@ -16,16 +16,16 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
-from median_lambda.testing import translated
 from median_lambda.cli.template_check import check
-from median_lambda.project.sam_config import load_template
 from median_lambda.contract.test_permissions_boundary import (
     as_list,
     boundary_problems,
     boundary_statements,
     pipeline_sub,
 )
+from median_lambda.project.sam_config import load_template
+from median_lambda.testing import translated
+
 from tests.project_copy import REPO, ProjectCopy, copy_project, fenced_snippets, snippet_files
 
 if TYPE_CHECKING:

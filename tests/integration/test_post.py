@@ -13,11 +13,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, Field
-
 from median_lambda import tool
 from median_lambda.protocol import MAX_BODY_BYTES
 from median_lambda.testing import TEST_KEY, FakeLambdaContext, call_body
+from pydantic import BaseModel, Field
+
 from tests.conftest import with_call_id
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import TestAnswer
+
     from tests.conftest import EventBuilder, LogCapture
 
 

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, Field, model_validator
-
 from median_lambda import Secret, tool
 from median_lambda.calls.dispatch import STORE_CALL_SECONDS, handle_post
 from median_lambda.calls.idempotency import table_name
 from median_lambda.protocol import MAX_RESPONSE_BYTES, TOOL_TIME_MARGIN_SECONDS
 from median_lambda.testing import TEST_KEY, FakeLambdaContext, call_body, dev_key, signed_event
+from pydantic import BaseModel, Field, model_validator
+
 from tests.conftest import BOTH
 from tests.fault_relay import Fault
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianAWS, MedianTestClient, TestAnswer
+
     from tests.conftest import LogCapture
     from tests.fault_relay import FaultRelay
 

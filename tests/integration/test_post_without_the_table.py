@@ -13,16 +13,17 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda import tool
 from median_lambda.calls.dispatch import STORE_CALL_SECONDS
 from median_lambda.protocol import IDEMPOTENCY_TABLE_ENV, MAX_NESTING_DEPTH, TOOL_TIME_MARGIN_SECONDS
 from median_lambda.testing import FakeLambdaContext, signed_event
+
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianTestClient, TestAnswer
+
     from tests.scratch_tools import ScratchTools
 
 

@@ -14,14 +14,15 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda import tool
 from median_lambda.protocol import IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event
+
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
     from median_lambda.testing import MedianTestClient, TestAnswer
+
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 

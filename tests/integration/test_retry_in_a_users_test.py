@@ -12,14 +12,14 @@ import os
 from typing import TYPE_CHECKING
 
 import pytest
-from pydantic import BaseModel, Field
-
 from median_lambda import ToolContext, tool
-from median_lambda.testing import MedianAWS, MedianTestClient
 from median_lambda.project.sam_config import load_template
+from median_lambda.testing import MedianAWS, MedianTestClient
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from median_lambda.authoring.registry import Registry
+
     from tests.scratch_tools import ScratchTools
 
 

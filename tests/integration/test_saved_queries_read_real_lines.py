@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from botocore.exceptions import ClientError
-
 from median_lambda import ToolContext, ToolError, diagnostics, tool
 from median_lambda.protocol import TOOL_TIME_MARGIN_SECONDS
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event, translated
+
 from tests.logs_insights import fields_read, selected
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation at run time
 
 if TYPE_CHECKING:
     from median_lambda.testing import MedianAWS, MedianTestClient, Stack
+
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 

@@ -8,7 +8,6 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.request.signature import compute_signature
 from median_lambda.testing import TEST_KEY, call_body
 
@@ -16,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from median_lambda.testing import TestAnswer
+
     from tests.conftest import EventBuilder, LogCapture
 
 # The calls go to the sample tools (tests/sample_tools/).

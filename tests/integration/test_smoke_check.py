@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import boto3
 import pytest
-
+from median_lambda.cli import smoke_check
 from median_lambda.protocol import KEY_SECRET_ENV
 from median_lambda.testing import TEST_KEY
-from median_lambda.cli import smoke_check
+
 from tests.devserver_process import running_devserver
 
 if TYPE_CHECKING:

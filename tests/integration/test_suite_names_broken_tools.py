@@ -15,6 +15,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from median_lambda.protocol import TOOLS_PACKAGE_ENV
+
 from tests.devserver_process import REPO
 
 if TYPE_CHECKING:

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from botocore.exceptions import BotoCoreError, ClientError
-from pydantic import BaseModel
-
 from median_lambda import ToolContext, ToolError, diagnostics, tool
 from median_lambda.testing import FakeLambdaContext, call_body, diagnostics_body, signed_event
+from pydantic import BaseModel
+
 from tests.conftest import AS_DEPLOYED, BOTH
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianAWS, MedianTestClient, TestAnswer
+
     from tests.conftest import LogCapture
     from tests.fault_relay import FaultRelay
 

@@ -16,10 +16,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel
-
 from median_lambda import Parameter, Secret, tool
 from median_lambda.authoring import dependencies as tool_values
+from pydantic import BaseModel
+
 from tests.clock import SteppedClock
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianAWS, MedianTestClient
+
     from tests.conftest import LogCapture
 
 SECRET_NAME = "median-tools/carrier-token"

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import botocore.exceptions
 import pytest
-from pydantic import BaseModel
-
 from median_lambda import Parameter, Secret, Settings, ToolContext, ToolError, tool
 from median_lambda.authoring import dependencies as tool_secrets
 from median_lambda.testing import FakeLambdaContext, MedianAWS, call_body, signed_event
+from pydantic import BaseModel
+
 from tests.clock import SteppedClock
 from tests.fault_relay import Fault
 from tests.support.secrets_extension import SecretsExtensionStandIn
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianTestClient, TestAnswer
+
     from tests.conftest import LogCapture
     from tests.fault_relay import FaultRelay
 

@@ -31,8 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 import botocore.exceptions
 import pytest
-from pydantic import BaseModel
-
 from median_lambda import app, tool
 from median_lambda.authoring.api import ToolContext, ToolError
 from median_lambda.key.source import MedianKeySource
@@ -45,6 +43,8 @@ from median_lambda.protocol import (
     TOOLS_PACKAGE_ENV,
 )
 from median_lambda.testing import FakeLambdaContext, answer_of, call_body, signed_event
+from pydantic import BaseModel
+
 from tests.clock import SteppedClock
 from tests.fault_relay import FaultRelay
 from tests.support.secrets_extension import SecretsExtensionStandIn
@@ -52,10 +52,10 @@ from tests.support.secrets_extension import SecretsExtensionStandIn
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mypy_boto3_secretsmanager import SecretsManagerClient
-
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianAWS, MedianTestClient, TestAnswer
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+
     from tests.conftest import LogCapture
 
 # A byte every 0.2 s: more often than any read timeout here (the table's 0.5 s is the shortest).

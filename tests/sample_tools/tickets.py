@@ -5,9 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
+from median_lambda import ToolContext, ToolError, tool
 from pydantic import BaseModel, Field
 
-from median_lambda import ToolContext, ToolError, tool
 from tests.sample_tools._desk import Ticket, find_ticket
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from median_lambda.protocol import TOOL_TIME_MARGIN_SECONDS, TOOLS_PACKAGE_ENV
+
 from tests.scratch_tools import EMPTY_TOOLS
 
 if TYPE_CHECKING:

@@ -9,7 +9,6 @@ Delete this file with the examples, or make it seed your own tools' tables.
 from __future__ import annotations
 
 import boto3
-
 from median_lambda import Settings
 
 

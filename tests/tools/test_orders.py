@@ -8,7 +8,6 @@ fixture (conftest.py) gives every test the shipped orders.
 from __future__ import annotations
 
 import pytest
-
 from median_lambda.rules import check_manifest
 from median_lambda.testing import MedianTestClient
 

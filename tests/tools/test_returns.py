@@ -14,7 +14,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda.testing import FakeLambdaContext, MedianAWS, MedianTestClient, call_body, signed_event
 
 if TYPE_CHECKING:

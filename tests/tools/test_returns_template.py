@@ -8,8 +8,8 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
-from median_lambda.testing import translated
 from median_lambda.project.examples import FILES, ROOT, main
+from median_lambda.testing import translated
 
 if TYPE_CHECKING:
     from pathlib import Path

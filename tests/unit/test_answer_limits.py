@@ -12,8 +12,6 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field
-
 from median_lambda import ToolError, tool
 from median_lambda.protocol import (
     MAX_BODY_BYTES,
@@ -23,10 +21,13 @@ from median_lambda.protocol import (
     TOOL_TIME_MARGIN_SECONDS,
 )
 from median_lambda.testing import FakeLambdaContext, signed_event
+from pydantic import BaseModel, ConfigDict, Field
+
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
     from median_lambda.testing import MedianTestClient, TestAnswer
+
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 import pytest
-
 from median_lambda.build.sources import DEVELOPER_PARTS, belongs, copy_packages, main
 
 # What a project's tools/ may hold beside its modules after a few weeks of work: the machine's

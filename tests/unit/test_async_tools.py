@@ -9,13 +9,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel
-
 from median_lambda import ToolContext, diagnostics, tool
 from median_lambda.calls.dispatch import STORE_CALL_SECONDS
 from median_lambda.calls.idempotency import table_name
 from median_lambda.protocol import TOOL_TIME_MARGIN_SECONDS
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field
-
 from median_lambda import ToolContext, ToolError, diagnostics, tool
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from median_lambda.authoring.registry import Registry, Tool
     from median_lambda.testing import MedianTestClient
+
     from tests.conftest import LogCapture
 
 

@@ -6,12 +6,11 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel
-
 from median_lambda import ToolContext, diagnostics, tool
 from median_lambda.authoring.registry import Registry
 from median_lambda.manifest.build import build_manifest
 from median_lambda.runtime.env import shown_path
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -6,7 +6,6 @@ import base64
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.app import lambda_handler
 from median_lambda.protocol import MAX_BODY_BYTES
 from median_lambda.testing import TEST_KEY, FakeLambdaContext, answer_of, dev_key, http_event, signed_event

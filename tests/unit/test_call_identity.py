@@ -19,11 +19,10 @@ from typing import Any
 
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pydantic import BaseModel
-
 from median_lambda.calls.dispatch import parse_body
 from median_lambda.calls.idempotency import call_identity
 from median_lambda.calls.whole_numbers import WholeFloat, as_identified
+from pydantic import BaseModel
 
 scalars = (
     st.none()
@@ -182,9 +181,8 @@ def written_numbers(draw: st.DrawFn) -> str:
 
 def _as_the_tool_sees(written: str, field: str) -> tuple[Any, Any]:
     """The call's input as the handler parses it, and the value its tool gets for `field` (None if refused)."""
-    from pydantic import ValidationError
-
     from median_lambda.calls.whole_numbers import whole_floats_as_integers
+    from pydantic import ValidationError
 
     document = parse_body(f'{{"input": {{"{field}": {written}}}}}'.encode())["input"]
     try:

@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-
-from median_lambda.manifest.build import build_manifest
 from median_lambda._version import __version__
 from median_lambda.build.check import check
+from median_lambda.manifest.build import build_manifest
 from median_lambda.project.lock import locked_artifact_versions
 
 if TYPE_CHECKING:

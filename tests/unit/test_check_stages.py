@@ -8,7 +8,6 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.authoring.settings import forget_configuration
 from median_lambda.cli.commands import main
 from median_lambda.protocol import TOOLS_PACKAGE_ENV

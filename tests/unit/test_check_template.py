@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-
-from median_lambda.testing import translated
 from median_lambda.cli.template_check import check, main
-from median_lambda.project.sam_config import load_template
 from median_lambda.project.architecture import main as set_architecture
+from median_lambda.project.sam_config import load_template
+from median_lambda.testing import translated
 
 if TYPE_CHECKING:
     from collections.abc import Callable

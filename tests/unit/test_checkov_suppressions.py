@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from median_lambda.project.sam_config import TEMPLATE, load_template
 
 ROLE_TEMPLATE = Path(__file__).resolve().parents[2] / "pipeline" / "oidc-role.yaml"

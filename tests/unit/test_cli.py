@@ -15,13 +15,12 @@ import pytest
 from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from median_lambda.app import lambda_handler
 from median_lambda.cli.commands import main
 from median_lambda.key.local_key import dev_key
+from median_lambda.project.sam_config import load_template
 from median_lambda.request.signature import matches, parse_header
 from median_lambda.testing import TEST_KEY, FakeLambdaContext
-from median_lambda.project.sam_config import load_template
 
 if TYPE_CHECKING:
     from pathlib import Path

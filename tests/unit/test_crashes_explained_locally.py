@@ -13,9 +13,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, Field, field_validator
-
 from median_lambda import ToolContext, diagnostics, tool
+from pydantic import BaseModel, Field, field_validator
 
 if TYPE_CHECKING:
     from collections.abc import Callable

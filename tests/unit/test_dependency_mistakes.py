@@ -6,17 +6,17 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel
-
 from median_lambda import Parameter, Secret, Settings, tool
 from median_lambda.authoring.registry import ToolDefinitionError
 from median_lambda.runtime.env import shown_path
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianTestClient
+
     from tests.conftest import LogCapture
 
 THIS_FILE = shown_path(__file__)

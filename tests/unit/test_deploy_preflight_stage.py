@@ -9,10 +9,9 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.authoring.settings import forget_configuration
-from median_lambda.protocol import TOOLS_PACKAGE_ENV
 from median_lambda.cli.preflight import main
+from median_lambda.protocol import TOOLS_PACKAGE_ENV
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

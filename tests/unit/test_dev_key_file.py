@@ -11,7 +11,6 @@ import threading
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.cli.commands import main
 from median_lambda.key.local_key import DEV_KEY_FILE_ENV, DEV_KEY_PREFIX, load_or_create
 from median_lambda.request.signature import matches, parse_header
@@ -160,6 +159,7 @@ def test_an_unusable_key_file_is_named_with_no_traceback(
 def test_the_repository_ignores_the_key_file() -> None:
     # GIVEN the clone's own key file's name, where `make serve` keeps it
     from median_lambda.key.local_key import DEV_KEY_FILE_NAME
+
     from tests.devserver_process import REPO
 
     if not (REPO / ".git").exists():

@@ -9,9 +9,8 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-
-from median_lambda.devserver.__main__ import _refused_stage, _stage_line, main
 from median_lambda.authoring.settings import STAGE_ENV, forget_configuration
+from median_lambda.devserver.__main__ import _refused_stage, _stage_line, main
 from median_lambda.protocol import TOOLS_PACKAGE_ENV
 from median_lambda.runtime.env import shown_path
 

@@ -14,15 +14,16 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda import app, tool
 from median_lambda.protocol import MAX_BODY_BYTES, MAX_QUOTED_FIELD_CHARS, MAX_RESPONSE_BYTES, PROTOCOL_VERSION
 from median_lambda.request.responses import error_answer, fits_in_a_response, json_answer, method_not_allowed
 from median_lambda.testing import TEST_KEY, FakeLambdaContext, dev_key, signed_event
+
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
     from median_lambda.authoring.registry import Registry
+
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 

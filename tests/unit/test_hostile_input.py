@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from hypothesis import currently_in_test_context, event, example, given
 from hypothesis import strategies as st
-
 from median_lambda.app import lambda_handler
 from median_lambda.protocol import MAX_BODY_BYTES, MAX_NESTING_DEPTH, SIGNATURE_HEADER
 from median_lambda.request.signature import compute_signature, sign
 from median_lambda.testing import TEST_KEY, FakeLambdaContext, call_body, dev_key, http_event, signed_event
+
 from tests.conftest import BOTH, SHAPES, build_event
 
 # Every request may reach a tool: the sample tools (tests/sample_tools/) are served.

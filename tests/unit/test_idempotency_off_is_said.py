@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.calls.idempotency import applies, log_state_at_cold_start
 from median_lambda.runtime.env import forget_settings
 

@@ -6,20 +6,19 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel
-
-from median_lambda.devserver.inspector import route
 from median_lambda import tool
 from median_lambda.authoring.registry import Tool, load_tools, registry
+from median_lambda.devserver.inspector import route
 from median_lambda.manifest.build import build_manifest
 from median_lambda.protocol import KEY_SECRET_ENV, RISKS
 from median_lambda.testing import TEST_KEY, dev_key
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from median_lambda.devserver.inspector import Reply
     from median_lambda.authoring.registry import Registry
+    from median_lambda.devserver.inspector import Reply
 
 # The inspector shows and calls the sample tools (tests/sample_tools/).
 pytestmark = pytest.mark.usefixtures("sample_tools")

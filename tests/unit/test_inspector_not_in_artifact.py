@@ -7,9 +7,9 @@ import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.devserver.artifact_check import dev_server_parts_in, main
 from median_lambda.devserver.inspector import PAGE_FILE
+
 from tests.devserver_process import REPO
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.key.source import KeptReads
+
 from tests.clock import SteppedClock
 
 if TYPE_CHECKING:

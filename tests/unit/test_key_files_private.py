@@ -14,7 +14,6 @@ import stat
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.cli.commands import main
 from median_lambda.key.local_key import DEV_KEY_FILE_ENV
 

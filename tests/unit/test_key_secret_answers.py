@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from median_lambda.key.source import KeyUnavailable, key_from_secret_answer
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.authoring import settings
 from median_lambda.authoring.settings import STAGE_ENV, forget_configuration
 from median_lambda.cli.commands import main

@@ -9,7 +9,6 @@ import tomllib
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.project.lock import (
     LOCK,
     ROOT,

@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.protocol import SIGNATURE_HEADER
 from median_lambda.request.signature import sign
 from median_lambda.testing import TEST_KEY, call_body, signed_event
 
 if TYPE_CHECKING:
     from median_lambda.testing import MedianTestClient
+
     from tests.conftest import LogCapture
 
 # The calls go to the sample tools (tests/sample_tools/).

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.project.migrations import imports_of_median_lambda, to_3_0_0
 
 if TYPE_CHECKING:

@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.runtime import time_limits
 
 if TYPE_CHECKING:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from pydantic import BaseModel, Field
-
 from median_lambda import ToolContext, tool
 from median_lambda.protocol import MAX_NESTING_DEPTH
 from median_lambda.testing import signed_event
+from pydantic import BaseModel, Field
+
 from tests.conftest import BOTH
 
 if TYPE_CHECKING:

@@ -12,15 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda.protocol import SIGNATURE_HEADER, TOOL_TIME_MARGIN_SECONDS
 from median_lambda.runtime import observability
 from median_lambda.testing import FakeLambdaContext, call_body, forget_what_a_container_keeps, http_event, signed_event
+
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation at run time
 
 if TYPE_CHECKING:
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianTestClient
+
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 
@@ -305,7 +306,6 @@ def test_a_tools_own_powertools_logger_lines_carry_the_request_id(
     # GIVEN a tool that logs through Powertools Loggers of its own, as Powertools users write them:
     # one named by POWERTOOLS_SERVICE_NAME, and a child of it
     from aws_lambda_powertools import Logger
-
     from median_lambda import tool
 
     own, child = Logger(), Logger(child=True)

@@ -6,16 +6,14 @@ import json
 import signal
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from median_lambda import tool
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from collections.abc import ItemsView
 
     import pytest
-
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianTestClient, TestAnswer
 

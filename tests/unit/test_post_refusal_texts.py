@@ -10,12 +10,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda.protocol import MAX_INPUT_ERROR_DETAILS
 from median_lambda.testing import FakeLambdaContext, signed_event
 
 if TYPE_CHECKING:
     from median_lambda.testing import MedianTestClient, TestAnswer
+
     from tests.scratch_tools import ScratchTools
 
 

@@ -13,10 +13,10 @@ import textwrap
 from typing import TYPE_CHECKING
 
 import pytest
-
-from median_lambda.devserver.inspector import route
 from median_lambda.cli.commands import main
+from median_lambda.devserver.inspector import route
 from median_lambda.testing import TEST_KEY, dev_key
+
 from tests.authored_package import AuthorsPackage, serving_authors_package
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianTestClient
+
     from tests.conftest import LogCapture
 
 POSTPONED = "from __future__ import annotations\n"

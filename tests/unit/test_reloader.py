@@ -6,10 +6,10 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.devserver.inspector import route
 from median_lambda.devserver.reloader import ToolsReloader
 from median_lambda.testing import TEST_KEY, dev_key
+
 from tests.authored_package import MODEL, AuthorsPackage, serving_authors_package
 
 if TYPE_CHECKING:

@@ -13,11 +13,10 @@ import tomllib
 from typing import TYPE_CHECKING
 
 import yaml
-
-from median_lambda.testing import translated
 from median_lambda.cli.template_check import check
 from median_lambda.project.examples import FILES, ROOT, main
 from median_lambda.project.sam_config import load_template
+from median_lambda.testing import translated
 
 if TYPE_CHECKING:
     from pathlib import Path

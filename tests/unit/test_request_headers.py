@@ -7,7 +7,6 @@ case) and scans case-insensitively only when that misses: REST API events keep t
 from __future__ import annotations
 
 import pytest
-
 from median_lambda.app import lambda_handler
 from median_lambda.request.signature import sign
 from median_lambda.testing import TEST_KEY, FakeLambdaContext, answer_of, dev_key, http_event

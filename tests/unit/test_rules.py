@@ -7,13 +7,12 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
-
 from median_lambda.authoring.registry import Registry, Tool
 from median_lambda.manifest.build import build_manifest
 from median_lambda.manifest.rules import Problem, check_manifest, manifest_size
 from median_lambda.protocol import MAX_MANIFEST_BYTES, MAX_SCHEMA_CHARS, RESERVED_NAMES
 from median_lambda.runtime.env import shown_path
+from pydantic import BaseModel, Field
 
 
 def a_tool(name: str = "ticketStatus", **changes: Any) -> dict[str, Any]:

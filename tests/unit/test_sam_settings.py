@@ -6,7 +6,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 import pytest
-
+from median_lambda.project.architecture import main as set_architecture
 from median_lambda.project.sam_config import (
     ARCHITECTURE_ENV,
     LOCAL_ARCHITECTURE_ENV,
@@ -17,7 +17,6 @@ from median_lambda.project.sam_config import (
     parameter_overrides,
     wheel_machine,
 )
-from median_lambda.project.architecture import main as set_architecture
 
 if TYPE_CHECKING:
     from pathlib import Path

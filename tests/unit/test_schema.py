@@ -6,14 +6,13 @@ from enum import Enum, IntEnum
 from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
-from pydantic import BaseModel, Field
-
 from median_lambda import tool
 from median_lambda.authoring.registry import Registry
 from median_lambda.manifest.build import build_manifest
 from median_lambda.manifest.rules import check_manifest
 from median_lambda.manifest.schema import flat_input_schema
 from median_lambda.testing import signed_event
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from median_lambda.testing import MedianTestClient

@@ -1,4 +1,4 @@
-"""`python -m median_lambda.project.architecture x86_64`: the architecture, chosen once at `copier copy`, in template.yaml.
+"""`python -m median_lambda.project.architecture x86_64`: the architecture, chosen at `copier copy`, in template.yaml.
 
 Each test runs the command on a copy of template.yaml (or of a template edited as a user might),
 as Copier's task and `make invoke LOCAL_ARCH=` run it, and reads the result as SAM translates it.
@@ -13,11 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
+from median_lambda.project.architecture import main
+from median_lambda.project.sam_config import TEMPLATE, lambda_architecture, load_template
 from median_lambda.testing import translated
 from median_lambda.testing.template import REGION
-from median_lambda.project.sam_config import TEMPLATE, lambda_architecture, load_template
-from median_lambda.project.architecture import main
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURES_LINE = "    Architectures: [arm64]\n"

@@ -9,13 +9,12 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, Field
-
 from median_lambda import Settings, ToolContext, tool
 from median_lambda.authoring.settings import STAGE_ENV, ConfigurationError, forget_configuration, problems_in_stages
 from median_lambda.manifest.build import build_manifest
 from median_lambda.protocol import TOOLS_PACKAGE_ENV
 from median_lambda.runtime.env import shown_path
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianTestClient
+
     from tests.conftest import LogCapture
 
 THIS_FILE = shown_path(__file__)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-
 from median_lambda.protocol import SIGNATURE_TOLERANCE_SECONDS
 from median_lambda.request.signature import SignatureError, compute_signature, matches, parse_header
 

@@ -8,7 +8,6 @@ the clock, check the key), since those words are what the person reading the 401
 from __future__ import annotations
 
 import pytest
-
 from median_lambda.protocol import MAX_TIMESTAMP_DIGITS, SIGNATURE_TOLERANCE_SECONDS
 from median_lambda.request.signature import SignatureError, matches, parse_header, sign
 

@@ -12,7 +12,6 @@ import json
 from typing import Any
 
 import pytest
-
 from median_lambda.manifest.rules import Problem, check_manifest, manifest_size
 from median_lambda.protocol import NAME_RULE
 

@@ -7,11 +7,11 @@ import re
 from typing import Any
 
 import pytest
-
 from median_lambda.protocol import METRICS_NAMESPACE_ENV, SERVICE_NAME_ENV
 from median_lambda.runtime.observability import Metric
 from median_lambda.testing import Stack, translated
 from median_lambda.testing.template import ACCOUNT_ID
+
 from tests.support.stage_signals import emf_documents, function_signals_environment, stage_output
 from tests.template_edits import edited, with_namespace
 

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from median_lambda.testing import Stack, translated
+
 from tests.template_edits import edited
 
 STAGE = "AWS::ApiGatewayV2::Stage"

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any
 from median_lambda.protocol import TOOL_TIME_MARGIN_SECONDS
 from median_lambda.runtime.observability import Metric
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event
+
 from tests import scratch_tools
 from tests.logs_insights import parse_patterns, selected
 from tests.support.stage_signals import emf_documents, function_signals_environment, stage_output
 
 if TYPE_CHECKING:
     from median_lambda.testing import MedianTestClient, Stack
+
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 

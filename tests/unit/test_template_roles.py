@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from median_lambda.testing import translated
 
 if TYPE_CHECKING:

@@ -12,11 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from median_lambda.protocol import KEY_CACHE_SECONDS
-from median_lambda.runtime.observability import Metric
-from median_lambda.testing import Stack, template_parameters, translated
-from median_lambda.testing.template import REGION, REQUIRED_PARAMETERS
 from median_lambda.cli.template_check import (
     UNVERSIONED_PROPERTIES,
     VERSION_DESCRIPTION_LIMIT,
@@ -24,6 +19,11 @@ from median_lambda.cli.template_check import (
     function_properties,
 )
 from median_lambda.project.sam_config import load_template, parameter_overrides
+from median_lambda.protocol import KEY_CACHE_SECONDS
+from median_lambda.runtime.observability import Metric
+from median_lambda.testing import Stack, template_parameters, translated
+from median_lambda.testing.template import REGION, REQUIRED_PARAMETERS
+
 from tests.template_edits import edited, with_architecture
 
 ROOT = Path(__file__).resolve().parents[2]

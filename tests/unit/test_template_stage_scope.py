@@ -14,11 +14,11 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
+from median_lambda.project.sam_config import load_template
 from median_lambda.protocol import METRICS_NAMESPACE_ENV, SERVICE_NAME_ENV
 from median_lambda.runtime.observability import Metric
 from median_lambda.testing import translated
-from median_lambda.project.sam_config import load_template
+
 from tests.support.stage_signals import emf_documents, function_signals_environment, stage_output
 from tests.template_edits import with_namespace
 from tests.unit.test_template_alarms import alarm_summing, alarms, insights_query

@@ -14,16 +14,17 @@ import threading
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda import tool
 from median_lambda.calls.deadline import ToolTimedOut, call_within
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event
+
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation when it runs
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from median_lambda.testing import MedianTestClient, TestAnswer
+
     from tests.scratch_tools import ScratchTools
 
 # Time enough for any tool here that does not wait; the ones that wait are released by the test.

@@ -8,15 +8,16 @@ import threading
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.calls.dispatch import STORE_CALL_SECONDS
 from median_lambda.calls.idempotency import table_name
 from median_lambda.protocol import TOOL_TIME_MARGIN_SECONDS
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event
+
 from tests.conftest import with_call_id
 
 if TYPE_CHECKING:
     from median_lambda.testing import MedianTestClient, TestAnswer
+
     from tests.conftest import LogCapture
     from tests.scratch_tools import ScratchTools
 

@@ -10,10 +10,10 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.devserver.inspector import route
 from median_lambda.manifest.build import build_manifest
 from median_lambda.testing import TEST_KEY, dev_key
+
 from tests.authored_package import MODEL, AuthorsPackage, serving_authors_package
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianTestClient
+
     from tests.conftest import LogCapture
 
 # A tool declared at line 11 of a module that starts with MODEL.

@@ -6,7 +6,6 @@ import time
 
 from hypothesis import given
 from hypothesis import strategies as st
-
 from median_lambda import ToolContext
 from median_lambda.runtime.aws_clients import (
     DEFAULT_HTTP_TIMEOUT_SECONDS,

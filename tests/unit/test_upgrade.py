@@ -10,7 +10,6 @@ import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
-
 from median_lambda.project.upgrade import UpgradeStopped, answered_version, conflicted_files, refuse_a_dirty_tree
 
 if TYPE_CHECKING:

@@ -6,10 +6,10 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, Field
-
 from median_lambda import tool
 from median_lambda.testing import call_body, signed_event
+from pydantic import BaseModel, Field
+
 from tests.conftest import with_call_id
 
 if TYPE_CHECKING:

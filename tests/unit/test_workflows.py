@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from median_lambda.project.sam_config import SAMCONFIG, TEMPLATE, deploy_config, load_template, parameter_overrides
 
 WORKFLOWS = Path(__file__).resolve().parents[2] / ".github" / "workflows"
