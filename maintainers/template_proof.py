@@ -5,12 +5,14 @@
 In a temporary folder, from a clone of this checkout (its uncommitted changes committed there):
 1. a project with other answers (stack name, stages, x86_64, no examples), copied from this
    version: `make lint test check build` pass on it at once;
-2. a project copied from the previous release, changed as a user would (a tool of its own with
-   its tests, a setting in every stage, a local settings file, a dependency, a resource and an
-   output in template.yaml's `# >>> yours` blocks), then upgraded to this version with its own
-   `make upgrade`, doing what CHANGELOG.md's "What you must do" asks of each version crossed:
-   nothing of the user's is changed, the template's changes are all there, and
-   `make lint test check build` pass.
+2. a project copied from the previous release, changed as a user would (a scaffolded tool, a
+   tool of its own on its own systems with its tests: a setting in every stage, a secret, a
+   table, a dependency; a local settings file; a resource and an output in template.yaml's
+   `# >>> yours` blocks), then upgraded to this version (median-lambda and the template's files
+   together) with its own `make upgrade`, doing what CHANGELOG.md's "What you must do" asks of
+   each version crossed: nothing of the user's is changed but what a version's migration does for
+   them, the template's changes are all there, `make lint test check build` pass, and the built
+   artifact holds no developer's tooling.
 Any step that fails fails the proof. The previous release is the newest vX.Y.Z tag before this
 commit; a clone without tags (CI's may have none) gets them from CHANGELOG.md, each release's
 heading found in the commit that added it (docs/releasing.md). Maintainers only: copier.yml
@@ -52,8 +54,66 @@ USER_OUTPUT = """  LoyaltyTableName:
     Description: The loyalty table's name.
     Value: !Ref LoyaltyTable
 """
-USER_SETTINGS = {"default": 'LOYALTY_API_URL = "http://127.0.0.1:9"\n'}
+# A value in every stage: [default]'s, and each stage's own (the previous release's default stages).
+USER_SETTINGS = {
+    "default": 'LOYALTY_API_URL = "http://127.0.0.1:9"\nLOYALTY_TABLE = "loyalty-local"\n'
+    'LOYALTY_TOKEN_SECRET = "loyalty/api-token"\n',
+    "staging": 'LOYALTY_API_URL = "https://loyalty.staging.example.com"\n',
+    "production": 'LOYALTY_API_URL = "https://loyalty.example.com"\n',
+}
 USER_DEPENDENCY = '    "python-dateutil>=2.9",\n'
+# The user's own tool on their own systems (a setting, a secret, a table, a dependency) and its test,
+# written against the framework's package of the version copied: handler before 3.0.0, median_lambda after.
+USER_TOOL = """\
+from __future__ import annotations
+
+from dateutil import parser
+from pydantic import BaseModel, Field
+
+from {package} import Secret, Settings, ToolContext, ToolError, tool
+
+
+class LoyaltySettings(Settings):
+    loyalty_table: str  # LOYALTY_TABLE
+    loyalty_api_url: str  # LOYALTY_API_URL
+
+
+class BalanceInput(BaseModel):
+    email: str = Field(description="The customer's email address.")
+
+
+@tool(risk="low", idempotent=False)
+def loyalty_balance(
+    args: BalanceInput,
+    ctx: ToolContext,
+    settings: LoyaltySettings,
+    token: str = Secret(setting="LOYALTY_TOKEN_SECRET"),
+) -> dict[str, int]:
+    \"\"\"Tell how many loyalty points the customer has, and since which year they collect them.\"\"\"
+    item = ctx.aws_client("dynamodb").get_item(TableName=settings.loyalty_table, Key={{"email": {{"S": args.email}}}})
+    if "Item" not in item or not token:
+        raise ToolError("No loyalty account uses that email; ask the customer for the one they signed up with.")
+    return {{"points": int(item["Item"]["points"]["N"]), "since": parser.isoparse(item["Item"]["since"]["S"]).year}}
+"""
+USER_TEST = """\
+from {package}.testing import MedianAWS, MedianTestClient
+
+
+def test_the_balance_comes_from_the_loyalty_table(median_aws: MedianAWS) -> None:
+    median_aws.create_secret("loyalty/api-token", "a-token")
+    dynamodb = median_aws.client("dynamodb")
+    dynamodb.create_table(
+        TableName="loyalty-local",
+        KeySchema=[{{"AttributeName": "email", "KeyType": "HASH"}}],
+        AttributeDefinitions=[{{"AttributeName": "email", "AttributeType": "S"}}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    item = {{"email": {{"S": "ada@example.com"}}, "points": {{"N": "120"}}, "since": {{"S": "2021-03-04"}}}}
+    dynamodb.put_item(TableName="loyalty-local", Item=item)
+    answer = MedianTestClient().call("loyaltyBalance", {{"email": "ada@example.com"}})
+    assert answer.status == 200
+    assert answer.body["output"] == {{"points": 120, "since": 2021}}
+"""
 
 
 class ProofFailed(Exception):
@@ -85,11 +145,20 @@ def step(message: str) -> None:
     print(f"\n--- template-proof: {message}", file=sys.stderr, flush=True)
 
 
-def run(command: list[str], cwd: Path, **options: object) -> str:
-    """Run a command; its output goes through; a failure fails the proof, naming the command."""
+def run(command: list[str], cwd: Path, *, render_only: bool = False, **options: object) -> str:
+    """Run a command; its output goes through; a failure fails the proof, naming the command.
+
+    As a user's shell runs it: with uv on PATH (a user runs `uvx copier copy`), the dev venv's, and
+    nothing of this repository's make or tests. `render_only`: a copy made only to compare files with,
+    which the template's lock task skips (median_lambda/project/upgrade_guard.py renders so too).
+    """
     environment = {**os.environ, "MAKEFLAGS": "", "MAKELEVEL": "", "VIRTUAL_ENV": ""}
     for name in ("MEDIAN_STAGE", "MEDIAN_TOOLS_PACKAGE", "PYTHONPATH"):
         environment.pop(name, None)
+    environment["PATH"] = f"{ROOT / '.venv' / 'bin'}{os.pathsep}{environment.get('PATH', '')}"
+    environment.setdefault("UV_PYTHON", sys.executable)
+    if render_only:
+        environment["MEDIAN_RENDER_ONLY"] = "1"
     result = subprocess.run(command, cwd=cwd, env=environment, text=True, check=False, **options)  # type: ignore[call-overload]  # noqa: S603
     if result.returncode != 0:
         raise ProofFailed(f"`{' '.join(command)}` failed in {cwd} (exit {result.returncode})")
@@ -184,12 +253,22 @@ def upgrade(project: Path, previous_tag: str) -> list[str]:
     return touched
 
 
-def act_as_a_user(project: Path) -> None:
-    """What a user does with a project over a few weeks, committed."""
+def framework_package(tag: str) -> str:
+    """The package a user's tools import the framework from, in the version `tag`."""
+    return "handler" if version_of(tag) < (3, 0, 0) else "median_lambda"
+
+
+def act_as_a_user(project: Path, tag: str) -> None:
+    """What a user does with a project copied from `tag` over a few weeks, committed."""
     make(project, "new-tool", "NAME=loyalty_points")
+    package = framework_package(tag)
+    (project / "tools" / "loyalty.py").write_text(USER_TOOL.format(package=package), encoding="utf-8")
+    (project / "tests" / "tools" / "test_loyalty.py").write_text(USER_TEST.format(package=package), encoding="utf-8")
     settings = project / "tools" / "settings.toml"
     text = settings.read_text(encoding="utf-8")
     for stage, line in USER_SETTINGS.items():
+        if f"[{stage}]\n" not in text:
+            raise ProofFailed(f"tools/settings.toml has no [{stage}] table for the user's value")
         text = text.replace(f"[{stage}]\n", f"[{stage}]\n{line}", 1)
     settings.write_text(text, encoding="utf-8")
     (project / "tools" / "settings.local.toml").write_text('LOYALTY_API_URL = "http://127.0.0.1:8"\n', encoding="utf-8")
@@ -205,11 +284,23 @@ def act_as_a_user(project: Path) -> None:
     template.write_text(text, encoding="utf-8")
     pyproject = project / "pyproject.toml"
     text = pyproject.read_text(encoding="utf-8")
-    text = text.replace('    "pydantic>=2.14,<3",\n', '    "pydantic>=2.14,<3",\n' + USER_DEPENDENCY, 1)
-    pyproject.write_text(text, encoding="utf-8")
+    if "\ndependencies = [\n" not in text:
+        raise ProofFailed("pyproject.toml has no [project] dependencies list for the user's dependency")
+    pyproject.write_text(
+        text.replace("\ndependencies = [\n", "\ndependencies = [\n" + USER_DEPENDENCY, 1), encoding="utf-8"
+    )
     make(project, "lock")
     git(project, "add", "-A")
     git(project, "commit", "--quiet", "-m", "A tool, its settings and its table of our own")
+
+
+def migrated(name: str, content: bytes, previous_tag: str) -> bytes:
+    """A user's file as the migrations of the versions after `previous_tag` leave it (copier.yml's _migrations)."""
+    if version_of(previous_tag) < (3, 0, 0) and name.endswith(".py"):
+        from median_lambda.project.migrations import imports_of_median_lambda
+
+        return imports_of_median_lambda(content.decode("utf-8"))[0].encode("utf-8")
+    return content
 
 
 def files_under(root: Path, folders: tuple[str, ...]) -> dict[str, bytes]:
@@ -228,6 +319,11 @@ def check_the_upgrade(
     problems = []
     now = files_under(project, USERS_OWN)
     problems += [f"{name}: changed by the upgrade" for name in sorted(users) if now.get(name) != users[name]]
+    problems += [
+        f"{name}: median-lambda's import migration left `handler` imports in it"
+        for name, content in now.items()
+        if name.endswith(".py") and re.search(rb"(?m)^\s*(from|import) handler\b", content)
+    ]
     problems += [f"{name}: added by the upgrade" for name in sorted(set(now) - set(users))]
     template = (project / "template.yaml").read_text(encoding="utf-8")
     problems += [
@@ -293,16 +389,16 @@ def prove(scratch: Path) -> None:
     step(f"copy the previous release, {previous_tag}, and work in it as a user")
     project = scratch / "project"
     copy(clone, project, previous_tag, {})
-    act_as_a_user(project)
-    users = files_under(project, USERS_OWN)
+    act_as_a_user(project, previous_tag)
+    # What the user's files must be once upgraded: as they left them, but for what a version crossed
+    # migrates for them (3.0.0: the framework's imports are median_lambda's).
+    users = {name: migrated(name, content, previous_tag) for name, content in files_under(project, USERS_OWN).items()}
 
     must_do = upgrade(project, previous_tag)
     fresh, previous = scratch / "fresh", scratch / "previous"
-    run([str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "HEAD", str(clone), str(fresh)], clone)
-    run(
-        [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", previous_tag, str(clone), str(previous)],
-        clone,
-    )
+    copying = [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref"]
+    run([*copying, "HEAD", str(clone), str(fresh)], clone, render_only=True)
+    run([*copying, previous_tag, str(clone), str(previous)], clone, render_only=True)
     problems = check_the_upgrade(project, users, fresh, previous, must_do)
     if problems:
         raise ProofFailed("the upgrade is not what a user must get:\n  " + "\n  ".join(problems))

@@ -106,21 +106,25 @@ def released_versions(source: str) -> list[str]:
 
 
 def target_version(current: str, asked: str | None, source: str) -> str | None:
-    """The version to upgrade to: `asked`, else the source's newest release; None when it is no newer than `current`."""
+    """The version to upgrade to: `asked`, else the source's newest release; None when it is no newer than `current`.
+
+    `asked` may be any ref of the source (a branch, a commit: a maintainer's proof takes HEAD); a release
+    tag it names must exist there.
+    """
+    if asked is not None and not RELEASE_TAG.match(asked):
+        return asked
     releases = released_versions(source)
     if asked is not None:
         if asked not in releases:
             shown = ", ".join(releases[-5:]) or "none"
             raise UpgradeStopped(f"{source} has no release {asked} (its latest: {shown}).")
-        target = asked
-    elif not releases:
+        return asked
+    if not releases:
         raise UpgradeStopped(f"{source} has no release (a vX.Y.Z tag) to upgrade to.")
-    else:
-        target = releases[-1]
-    now, then = _release(current.split("-")[0]), _release(target)
-    if asked is None and now is not None and then is not None and then <= now:
+    now, newest = _release(current.split("-")[0]), _release(releases[-1])
+    if now is not None and newest is not None and newest <= now:
         return None
-    return target
+    return releases[-1]
 
 
 def refuse_a_dirty_tree(root: Path = ROOT) -> None:
