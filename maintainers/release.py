@@ -1,13 +1,17 @@
-"""`make release VERSION=X.Y.Z`: one commit and one tag that make a version of the template.
+"""`make release VERSION=X.Y.Z`: one commit and one tag that make a version of median-lambda and its template.
 
     python -m maintainers.release 1.2.0
 
-CHANGELOG.md's `## [Unreleased]` section becomes `## [1.2.0] - <today>` under a new, empty
-`## [Unreleased]`; pyproject.toml's [project].version becomes 1.2.0 and uv.lock follows it; the
-commit "Release 1.2.0" holds exactly that, and the tag v1.2.0 (the one tag a release commit
-carries: Copier reads a project's version from it) names it. Push both: `git push --follow-tags`.
+The library and the template's files are released together, under one version: the template's
+CHANGELOG.md (what a project must do) and median-lambda/CHANGELOG.md (what the library changed)
+each have their `## [Unreleased]` section become `## [1.2.0] - <today>` under a new, empty one
+(the library's says "No change." where it had nothing); median-lambda/src/median_lambda/_version.py
+becomes 1.2.0 (the wheel's version, `median --version`'s and the logs'); the commit "Release 1.2.0"
+holds exactly that, and the tag v1.2.0 (the one tag a release commit carries: Copier reads a
+project's version from it, and a project's pyproject.toml pins median-lambda at it) names it. Push
+both: `git push --follow-tags`; the Release workflow then builds and checks the wheel and sdist.
 Refused, with the reason: a dirty tree, a version that is not X.Y.Z or not above the last
-release, or an Unreleased section with nothing in it. Maintainers only (docs/releasing.md).
+release, or a template Unreleased section with nothing in it. Maintainers only (docs/releasing.md).
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHANGELOG = ROOT / "CHANGELOG.md"
-PYPROJECT = ROOT / "pyproject.toml"
+LIBRARY_CHANGELOG = ROOT / "median-lambda" / "CHANGELOG.md"
+VERSION_FILE = ROOT / "median-lambda" / "src" / "median_lambda" / "_version.py"
 UNRELEASED = "## [Unreleased]"
 RELEASED = re.compile(r"^## \[(\d+)\.(\d+)\.(\d+)\]", re.MULTILINE)
-PROJECT_VERSION = re.compile(r'^(version = ")[^"]*(")$', re.MULTILINE)
+LIBRARY_VERSION = re.compile(r'^(__version__ = ")[^"]*(")$', re.MULTILINE)
 
 
 class ReleaseRefused(Exception):
@@ -34,8 +39,11 @@ def _run(*command: str) -> str:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout  # noqa: S603
 
 
-def released_changelog(text: str, version: str, today: datetime.date) -> str:
-    """The changelog with its Unreleased section released as `version`, and a new empty one above it."""
+def released_changelog(text: str, version: str, today: datetime.date, *, empty: str | None = None) -> str:
+    """The changelog with its Unreleased section released as `version`, and a new empty one above it.
+
+    An empty Unreleased section is refused, or, with `empty`, released saying it.
+    """
     if not re.fullmatch(r"\d+\.\d+\.\d+", version):
         raise ReleaseRefused(f"{version!r} is not a version X.Y.Z")
     wanted = tuple(int(part) for part in version.split("."))
@@ -47,9 +55,12 @@ def released_changelog(text: str, version: str, today: datetime.date) -> str:
     start = text.index(UNRELEASED) + len(UNRELEASED)
     following = RELEASED.search(text, start)
     body = text[start : following.start() if following else len(text)]
+    heading = f"{UNRELEASED}\n\n## [{version}] - {today.isoformat()}"
     if not body.strip():
-        raise ReleaseRefused("CHANGELOG.md's Unreleased section is empty: say what this version changes first")
-    return text.replace(UNRELEASED, f"{UNRELEASED}\n\n## [{version}] - {today.isoformat()}", 1)
+        if empty is None:
+            raise ReleaseRefused("CHANGELOG.md's Unreleased section is empty: say what this version changes first")
+        heading += f"\n\n{empty}"
+    return text.replace(UNRELEASED, heading, 1)
 
 
 def main(argv: list[str]) -> int:
@@ -60,16 +71,18 @@ def main(argv: list[str]) -> int:
     try:
         if _run("git", "status", "--porcelain"):
             raise ReleaseRefused("the tree has uncommitted changes: a release commit holds the release alone")
-        CHANGELOG.write_text(
-            released_changelog(CHANGELOG.read_text(encoding="utf-8"), version, datetime.date.today()), encoding="utf-8"
+        template = released_changelog(CHANGELOG.read_text(encoding="utf-8"), version, datetime.date.today())
+        library = released_changelog(
+            LIBRARY_CHANGELOG.read_text(encoding="utf-8"), version, datetime.date.today(), empty="No change."
         )
     except ReleaseRefused as refused:
         print(f"release: {refused}", file=sys.stderr)
         return 1
-    pyproject = PYPROJECT.read_text(encoding="utf-8")
-    PYPROJECT.write_text(PROJECT_VERSION.sub(rf"\g<1>{version}\g<2>", pyproject, count=1), encoding="utf-8")
-    subprocess.run(["make", "--no-print-directory", "lock"], cwd=ROOT, check=True)  # noqa: S607
-    _run("git", "add", "CHANGELOG.md", "pyproject.toml", "uv.lock")
+    CHANGELOG.write_text(template, encoding="utf-8")
+    LIBRARY_CHANGELOG.write_text(library, encoding="utf-8")
+    source = VERSION_FILE.read_text(encoding="utf-8")
+    VERSION_FILE.write_text(LIBRARY_VERSION.sub(rf"\g<1>{version}\g<2>", source, count=1), encoding="utf-8")
+    _run("git", "add", str(CHANGELOG), str(LIBRARY_CHANGELOG), str(VERSION_FILE))
     _run("git", "commit", "--quiet", "-m", f"Release {version}")
     _run("git", "tag", "--annotate", f"v{version}", "--message", f"Release {version}")
     print(f"release: {version} committed and tagged v{version}; push both: git push --follow-tags")
