@@ -75,3 +75,10 @@ mutate: $(MUTATION_INSTALLED) ## Mutation testing (mutmut) on the modules that g
 
 # tests/template renders this template with the pinned Copier, as `make upgrade` runs it.
 test: $(COPIER_INSTALLED)
+
+# --- median-lambda's distributions (issue 29) ----------------------------------------------
+# The wheel and sdist a release publishes, built and checked as an index takes them (the Release
+# workflow runs it on each tag, with DIST_VERSION=the tag; .ci/run on every change).
+.PHONY: dist
+dist: $(INSTALLED) ## Build median-lambda's wheel and sdist into dist/ and check them; DIST_VERSION=vX.Y.Z must match
+	$(BIN)/python -m maintainers.distributions $(if $(DIST_VERSION),--version $(DIST_VERSION))
