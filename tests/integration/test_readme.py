@@ -1,4 +1,4 @@
-"""The README's "Add a tool" runs as written, and its "Make it yours" deletes what the swap check deletes.
+"""A project's README (README.md.jinja): its "Add a tool" runs as written, and its "Make it yours" works.
 
 Each Python snippet in the README that starts with a `# <path>` comment is a file a user
 copies: here it is copied, as it stands, into a fresh project with no other tools, where its
@@ -14,8 +14,7 @@ import pytest
 
 from tests.project_copy import REPO, ProjectCopy, copy_project, fenced_snippets, snippet_files
 
-README = REPO / "README.md"
-SWAP_SCRIPT = REPO / "scripts" / "swap_examples.sh"
+README = REPO / "README.md.jinja"  # the project's: its snippets hold no Jinja
 
 
 def _section(title: str) -> str:
