@@ -1,6 +1,4 @@
-"""Check what `sam build` made before it is deployed: run by .ci/run after the build.
-
-    python -m median_lambda.build.check [.aws-sam/build/MedianToolsFunction]
+"""Check what `sam build` made before it is deployed: `median check-artifact [DIR]`, which CI runs after the build.
 
 It fails (exit 1, one line per problem) unless the artifact holds handler/ and tools/ and
 the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts into it,
@@ -8,8 +6,8 @@ every compiled module is built for the template's architecture and CPython 3.13,
 nothing of the workspace (tests, virtualenv, caches, the dev server) came along. Nothing
 local may be anywhere in it (tools/settings.local.toml, an editor's backup or swap file of
 any file, a dotfile), and handler/ and tools/ hold only what the build copies by its rules
-(scripts/artifact_sources.py: Python modules, tools/settings.toml, the scaffold's templates
-and what pyproject.toml's [tool.median.artifact] include names). It prints the size either way.
+(median_lambda/build/sources.py: Python modules, tools/settings.toml and what pyproject.toml's
+[tool.median.artifact] include names). It prints the size either way.
 """
 
 from __future__ import annotations
@@ -20,12 +18,12 @@ import re
 import sys
 import zipfile
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from median_lambda.build.sources import DEVELOPER_PARTS
-from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE
 from median_lambda.project.lock import locked_artifact_versions
 from median_lambda.project.sam_config import lambda_architecture, wheel_machine
+from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -44,7 +42,9 @@ WORKSPACE_ONLY = ("tests", ".venv", "events", "scripts", ".aws-sam", ".git")
 CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")
 # What the build writes beside the library's runtime, besides what it copies (median_lambda/protocol.py names each).
 BUILT_FILES = tuple(f"median_lambda/{name}" for name in (PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE))
-PYTHON_TAG = "cpython-313"
+# The Python the function runs (template.yaml's Runtime), which the build installs wheels for and compiles with.
+RUNTIME_PYTHON = "3.13"
+PYTHON_TAG = f"cpython-{RUNTIME_PYTHON.replace('.', '')}"
 # ELF e_machine values: what a shared object was compiled for.
 ELF_MACHINES = {183: "aarch64", 62: "x86_64"}
 UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024  # Lambda's limit for a function and its layers, unzipped
@@ -56,7 +56,7 @@ def elf_machine(path: Path) -> str | None:
         header = binary.read(20)
     if len(header) < 20 or header[:4] != b"\x7fELF":
         return None
-    byteorder = "little" if header[5] == 1 else "big"
+    byteorder: Literal["little", "big"] = "little" if header[5] == 1 else "big"
     number = int.from_bytes(header[18:20], byteorder)
     return ELF_MACHINES.get(number, f"e_machine {number}")
 
@@ -161,7 +161,7 @@ def stray_problems(artifact: Path) -> list[str]:
     problems += local_problems(artifact)
     for cache in CACHES:
         problems += [f"{path.relative_to(artifact)} is in the artifact" for path in artifact.rglob(cache)]
-    # Bytecode the runtime's Python made (scripts/compile_artifact.py) spares every cold start a
+    # Bytecode the runtime's Python made (median_lambda/build/compile.py) spares every cold start a
     # compile; any other .pyc is this machine's and would never be used.
     problems += [
         f"{path.relative_to(artifact)} is in the artifact: bytecode of another Python than {PYTHON_TAG}"
@@ -201,7 +201,7 @@ def local_problems(artifact: Path, included: tuple[str, ...] | None = None) -> l
         ):
             problems.append(
                 f"{relative} is in the artifact, but the build copies only Python modules and the data files it "
-                "names (scripts/artifact_sources.py)"
+                "names (median_lambda/build/sources.py)"
             )
     return problems
 
@@ -232,6 +232,7 @@ def check(artifact: Path, architecture: str, locked: Mapping[str, str] | None = 
 
 
 def main(argv: list[str]) -> int:
+    """`median check-artifact [DIR]`: the sizes, then each problem, one a line; exit 1 if there is any."""
     artifact = Path(argv[0]) if argv else DEFAULT_ARTIFACT
     architecture = lambda_architecture()
     problems = check(artifact, architecture)
@@ -260,7 +261,3 @@ def main(argv: list[str]) -> int:
         "compiled modules match; no workspace files."
     )
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -5,9 +5,7 @@ every cold start: for pydantic and Powertools that is ~150-250 ms (bench/README.
 "Bytecode"). Bytecode is specific to a Python version, so only a build running the
 runtime's version (e.g. `sam build --use-container`) can make it; elsewhere the artifact
 ships source only, and this says so. Hash-based .pyc files stay valid whatever the files'
-timestamps become in the zip.
-
-    python -m median_lambda.build.compile ARTIFACTS_DIR 3.13
+timestamps become in the zip. `median build-artifact` (median_lambda.build.artifact) runs it.
 """
 
 from __future__ import annotations
@@ -15,25 +13,31 @@ from __future__ import annotations
 import compileall
 import py_compile
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    artifact, runtime_version = argv
+def precompile(artifact: Path | str, runtime_version: str) -> bool:
+    """Write the artifact's bytecode if this is the runtime's Python (else say why not); False if a module failed."""
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
     if here != runtime_version:
         print(
             f"Not precompiling: this build runs Python {here}, the function runs {runtime_version}; "
             "the artifact ships source only (build with `sam build --use-container` for .pyc files).",
         )
-        return 0
-    compiled = compileall.compile_dir(
-        artifact, quiet=1, workers=0, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
+        return True
+    return bool(
+        compileall.compile_dir(
+            artifact, quiet=1, workers=0, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
+        )
     )
-    return 0 if compiled else 1
 
 
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+def main(argv: list[str]) -> int:
+    """precompile(ARTIFACTS_DIR, RUNTIME_VERSION) as an exit code: 2 for other arguments."""
+    if len(argv) != 2:
+        print("usage: main([ARTIFACTS_DIR, RUNTIME_VERSION])", file=sys.stderr)
+        return 2
+    return 0 if precompile(*argv) else 1

@@ -1,11 +1,9 @@
 """What the build copies into the Lambda artifact: chosen by what belongs there, never by what is left out.
 
-    python -m median_lambda.build.sources ARTIFACTS_DIR
-
-`median build-artifact` (what `sam build` runs) copies with this the project's two packages,
-handler/ (the entry point) and tools/, and the runtime part of median-lambda itself: every module
-of the library but its developer's parts (DEVELOPER_PARTS), which never run on Lambda. A file of
-the project goes into the artifact only when it is one of:
+`median build-artifact` (what `sam build` runs; median_lambda.build.artifact) copies with this the
+project's two packages, handler/ (the entry point) and tools/, and the runtime part of median-lambda
+itself: every module of the library but its developer's parts (DEVELOPER_PARTS), which never run on
+Lambda. A file of the project goes into the artifact only when it is one of:
 
 - a Python module: `<identifier>.py`, in a folder of identifiers (a package the function can import);
 - a data file the framework reads: `tools/settings.toml`, the settings of every stage;
@@ -16,8 +14,8 @@ Everything else stays behind, whatever its name: `settings.local.toml`, and with
 backup or swap file of it (`settings.local.toml~`, `.settings.local.toml.swp`, `#...#`, `.bak`),
 which a rule that excluded the one name let through to S3 and Lambda. A local file never ships,
 even if an `include` pattern names it. The build names each file of `tools/` it leaves behind, so a
-data file a tool needs is not lost without a word; `scripts/check_artifact.py` holds a built
-artifact to the same rules.
+data file a tool needs is not lost without a word; `median check-artifact` (median_lambda.build.check)
+holds a built artifact to the same rules.
 """
 
 from __future__ import annotations
@@ -126,17 +124,18 @@ def copy_library_runtime(artifact: Path) -> None:
         shutil.copyfile(path, target)
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print(__doc__, file=sys.stderr)
-        return 2
-    artifact = Path(argv[0])
-    # The packages of the project make runs in (sam build runs it in the project's folder).
-    for line in copy_packages(artifact, PACKAGES, Path.cwd()):
-        print(line)
+def copy_sources(artifact: Path, root: Path = ROOT) -> list[str]:
+    """The project's packages and the library's runtime into `artifact`; a line for each file of tools/ left behind."""
+    said = copy_packages(artifact, PACKAGES, root)
     copy_library_runtime(artifact)
+    return said
+
+
+def main(argv: list[str]) -> int:
+    """copy_sources into argv's one folder, from the project in the working directory, saying what it left behind."""
+    if len(argv) != 1:
+        print("usage: main([ARTIFACTS_DIR])", file=sys.stderr)
+        return 2
+    for line in copy_sources(Path(argv[0]), Path.cwd()):
+        print(line)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from median_lambda.authoring.settings import OVERRIDE_PREFIX, DeployedStage, settings_directory
+from median_lambda.cli.template_check import Template, function_properties
+from median_lambda.project.sam_config import command_config, load_template, parameter_overrides
 from median_lambda.protocol import DEFAULT_STAGE
 from median_lambda.runtime.env import shown_path
 
@@ -56,13 +58,10 @@ def deployment() -> Deployment:
     root = project_root()
     if root is None or not (root / TEMPLATE_FILE).exists():
         return Deployment()
-    from median_lambda.cli import template_check
-    from median_lambda.project import sam_config
-
     template_path = root / TEMPLATE_FILE
     try:
-        template = sam_config.load_template(template_path)
-        function = template_check.function_properties(template_check.Template(template, {}), FUNCTION_LOGICAL_ID)
+        template = load_template(template_path)
+        function = function_properties(Template(template, {}), FUNCTION_LOGICAL_ID)
     except Exception as error:  # YAML's and the template's own shape: named, whatever it is
         raise DeploymentUnreadable(f"{shown_path(str(template_path))} cannot be read: {error}") from None
     provided: dict[str, str] = {}
@@ -98,9 +97,7 @@ def _stages(root: Path, default_stage: str) -> list[DeployedStage]:
 
 def deployed_by(config_env: str, root: Path, default_stage: str) -> DeployedStage:
     """The stage `sam deploy --config-env <config_env>` deploys: its Stage= override, else the template's default."""
-    from median_lambda.project import sam_config
-
-    overrides = sam_config.parameter_overrides(sam_config.command_config("deploy", root / SAMCONFIG_FILE, config_env))
+    overrides = parameter_overrides(command_config("deploy", root / SAMCONFIG_FILE, config_env))
     named = str(overrides.get(STAGE_PARAMETER, "")).strip()
     why = "make deploy" if config_env == DEFAULT_CONFIG_ENV else f"sam deploy --config-env {config_env}"
     return DeployedStage(named or default_stage, why)

@@ -1,7 +1,7 @@
 """`sam local` as a user runs it, end to end: `make invoke` (a GET, then a POST) and `make start-api` with `make call`.
 
-    python -m median_lambda.cli.local_check            # the template's architecture
-    LOCAL_ARCH=x86_64 python -m median_lambda.cli.local_check
+    median local check                     # the template's architecture
+    LOCAL_ARCH=x86_64 median local check
 
 It needs Docker (or Finch) and Lambda's Python image: GitHub's runners pull AWS's; offline,
 `SAM_FLAGS=--skip-pull-image` uses one already present. It runs the Makefile's targets, not SAM
@@ -141,7 +141,3 @@ def main() -> int:
         return 1
     print("sam local: every answer as the contract says.")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Stop before a server starts on a port something already listens on, saying which and what to run instead.
 
-python -m median_lambda.cli.port_free 3001 "PORT=3101 make start-api"
+`median local start-api` checks its port with main(["3001", "PORT=3101 make start-api"]).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or not argv[0].isdigit():
-        print("usage: python -m median_lambda.cli.port_free PORT 'COMMAND WITH ANOTHER PORT'", file=sys.stderr)
+        print("usage: main([PORT, 'COMMAND WITH ANOTHER PORT'])", file=sys.stderr)
         return 2
     port, instead = int(argv[0]), argv[1]
     if port_in_use(port):
@@ -28,7 +28,3 @@ def main(argv: list[str]) -> int:
         )
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -1,4 +1,5 @@
-"""Run by `make deploy` before `sam deploy`: stop with the fix instead of deploying an endpoint Median refuses.
+"""Run by `median deploy` (make deploy) before `sam deploy`: stop with the fix instead of deploying an endpoint
+Median refuses.
 
 It checks, first and with no AWS call, the stage it deploys (samconfig.toml's `Stage=`, else the
 template's default): that tools/settings.toml has it, and that every setting and secret's name
@@ -10,23 +11,24 @@ samconfig.toml passes no parameter the template does not have: sam deploy would 
 a word (FunctionMemorySize, say, which the template writes out now). It prints the flags
 for `sam deploy`: `--guided` while the stack does not exist yet, so the first deploy asks for
 the region and parameters and saves them in samconfig.toml; nothing once it does.
-
-    python -m median_lambda.cli.preflight [--config samconfig.toml] [--config-env default]
+`median deploy --preflight` runs it alone, and prints those flags.
 """
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
+from median_lambda.cli.checks import stage_problems
 from median_lambda.cli.template_check import not_a_parameter
-from median_lambda.project.sam_config import SAMCONFIG, TEMPLATE, deploy_config, load_template, parameter_overrides
+from median_lambda.project.sam_config import TEMPLATE, load_template, parameter_overrides
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SECRET_PARAMETER = "MedianKeySecretName"  # noqa: S105 - the parameter's name, not a secret
 STAGE_PARAMETER = "Stage"
@@ -96,8 +98,6 @@ def deployed_stage(config: dict[str, Any], template: Path = TEMPLATE) -> str:
 
 def check_stage(stage: str) -> None:
     """PreflightError naming every problem of the tools in a function deployed as `stage`."""
-    from median_lambda.cli.commands import stage_problems
-
     problems = stage_problems(stage)
     if problems:
         listed = "\n".join(f"  {problem}" for problem in problems)
@@ -144,24 +144,3 @@ def preflight(config: dict[str, Any], template: Path = TEMPLATE) -> list[str]:
         print(f"note: samconfig.toml names no {SECRET_PARAMETER}; the guided deploy will ask for it.", file=sys.stderr)
         return [GUIDED]
     return [] if exists else [GUIDED]
-
-
-def main(argv: list[str] | None = None) -> int:
-    options = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    options.add_argument("--config", type=Path, default=SAMCONFIG, help="samconfig.toml to read")
-    options.add_argument("--config-env", default="default", help="its environment (sam's --config-env)")
-    options.add_argument("--template", type=Path, default=TEMPLATE, help="the SAM template it deploys")
-    arguments = options.parse_args(argv)
-    try:
-        flags = preflight(deploy_config(arguments.config, arguments.config_env), arguments.template)
-    except (PreflightError, ValueError, OSError) as error:
-        print(f"Not deploying. {error}", file=sys.stderr)
-        return 1
-    if GUIDED in flags:
-        print("First deploy of this stack: sam deploy --guided asks for its settings.", file=sys.stderr)
-    print(" ".join(flags))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
-"""`make new-tool NAME=...`: a working tool in tools/ and its tests in tests/tools/, from the templates.
+"""`median new-tool NAME` (`make new-tool NAME=...`): a working tool in tools/ and its tests in tests/tools/.
 
-The templates are handler/cli/templates/*.template (string.Template: `${tool_name}`, `${module}`,
+The templates are median_lambda/cli/templates/*.template (string.Template: `${tool_name}`, `${module}`,
 `${model}`); edit them to change what every new tool starts from. A NAME is refused, in one
 line, before anything is written: when it is no module the loader would import, when its tool
 name would break one of Median's name rules, or when either file already exists.
@@ -17,9 +17,12 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from median_lambda.authoring.api import camel_case
+from median_lambda.cli.checks import tools_manifest
+from median_lambda.cli.errors import UsageError
 from median_lambda.protocol import NAME_PATTERN, NAME_RULE, RESERVED_NAMES, TOOLS_PACKAGE
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Mapping
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -118,3 +121,28 @@ def write(new: NewTool) -> list[Path]:
             out.write(text)
         written.append(path)
     return written
+
+
+def command_new_tool(arguments: argparse.Namespace) -> int:
+    """Write tools/NAME.py, a working tool, and tests/tools/test_NAME.py, its tests; never overwrite a file."""
+    from median_lambda.authoring.registry import load_tools
+
+    root = Path.cwd()
+    try:
+        new = plan(arguments.name, root)
+        manifest, problems = tools_manifest()
+        if not manifest:  # the tools do not even import: which names they hold is unknown
+            raise UsageError(
+                f"cannot tell whether {new.tool_name!r} is free while the tools fail to load: {problems[0]}"
+            )
+        check_free(new, {served.name: served.function.__module__ for served in load_tools().tools})
+        written = write(new)
+    except Refused as refused:
+        raise UsageError(str(refused)) from None
+    for path in written:
+        print(f"wrote {path.relative_to(root)}")
+    print(
+        f"{new.tool_name} answers as written. Make it yours: its description (the docstring), its input model "
+        "and its work; then `make test-tools check` (its tests alone, then Median's rules)."
+    )
+    return 0

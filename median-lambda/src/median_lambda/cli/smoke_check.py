@@ -1,4 +1,4 @@
-"""Run by the pipeline after each deploy (.github/workflows/deploy-stage.yml): is the endpoint live?
+"""`median smoke-check`, run by the pipeline after each deploy (deploy-stage.yml): is the endpoint live?
 
 It needs no Median key. It sends a GET signed, correctly and freshly, with a random key: the
 endpoint can only answer `401 unauthorized` "mismatch" after it has read its own Median key from
@@ -10,10 +10,10 @@ With $MEDIAN_KEY set (the GitHub environment's optional secret of the same name)
 the manifest signed with that key, which shows the secret holds the key Median signs with.
 
     sam list stack-outputs --output json > outputs.json
-    python -m median_lambda.cli.smoke_check --stack-outputs outputs.json   # prints the endpoint's URL
-    python -m median_lambda.cli.smoke_check https://abc123.execute-api.eu-west-1.amazonaws.com/
+    median smoke-check --stack-outputs outputs.json   # prints the endpoint's URL
+    median smoke-check https://abc123.execute-api.eu-west-1.amazonaws.com/
 
-It imports only the standard library and handler's signature code, so any Python 3.11+ runs it.
+A key on its command line is refused, never printed (median_lambda.cli.commands): its output is a CI log.
 """
 
 from __future__ import annotations
@@ -23,17 +23,19 @@ import os
 import secrets
 import sys
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlsplit
 from urllib.request import Request
 
-from median_lambda.cli.arguments import BadArguments, QuietParser, is_key_option, parse_quietly
-from median_lambda.cli.commands import KEY_ENV, USER_AGENT
+from median_lambda.cli.requests import KEY_ENV, USER_AGENT
 from median_lambda.cli.same_origin import RedirectRefused, opener, origin
 from median_lambda.protocol import SIGNATURE_HEADER, ErrorCode
 from median_lambda.request.signature import SignatureError, sign
+
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
 
 ENDPOINT_OUTPUT = "MedianEndpointUrl"  # template.yaml's output
 TIMEOUT_SECONDS = 30.0
@@ -130,21 +132,9 @@ def check_manifest(url: str, key: str) -> int:
     raise SmokeCheckFailed(f"GET {url} signed with ${KEY_ENV} -> {status} {code}; expected 200 and the manifest.")
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    # Its output is a CI log: a key typed on its command line must not be printed there.
-    if any(is_key_option(argument) for argument in argv):
-        print(f"error: the key is read from ${KEY_ENV} only, never from an argument", file=sys.stderr)
-        return 2
-    options = QuietParser(description=__doc__.split("\n", 1)[0], allow_abbrev=False)
-    source = options.add_mutually_exclusive_group(required=True)
-    source.add_argument("url", nargs="?", help="the endpoint's URL")
-    source.add_argument("--stack-outputs", type=Path, help="a file of `sam list stack-outputs --output json`")
-    try:
-        arguments = parse_quietly(options, argv)
-    except BadArguments as bad:
-        print(bad, file=sys.stderr)
-        return 2
+def command_smoke_check(arguments: argparse.Namespace) -> int:
+    """Is the deployed endpoint live and reading its key? A GET signed with a random key must be refused as a
+    mismatch; with $MEDIAN_KEY, the manifest too. Prints the endpoint's URL."""
     try:
         url = arguments.url or endpoint_from_outputs(arguments.stack_outputs)
         target = urlsplit(url)
@@ -163,7 +153,3 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(url)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

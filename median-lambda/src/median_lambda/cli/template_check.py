@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from median_lambda.project.sam_config import SAMCONFIG, TEMPLATE, load_template, parameter_overrides
 from median_lambda.project.architecture import MAPPING_KEYS
+from median_lambda.project.sam_config import SAMCONFIG, TEMPLATE, load_template, parameter_overrides
 
 VERSION_DESCRIPTION_LIMIT = 256  # Lambda's limit on a version's description
 ENVIRONMENT_LIMIT = 4096  # Lambda's limit on a function's variables, names and values together
@@ -344,8 +344,8 @@ def extension_for_another_architecture(name: str, properties: dict[str, Any]) ->
                     f"{name}: Layers",
                     f"picks the extension's layer for `{key}` while the function's Architectures is {architecture}: "
                     "AWS builds the extension for each instruction set, and this one cannot run there. "
-                    f"Fix: python -m median_lambda.project.architecture {architecture} (it sets both lines), or set the "
-                    f"mapping's key to {expected} by hand.",
+                    f"Fix: python -m median_lambda.project.architecture {architecture} (it sets both lines), or set "
+                    f"the mapping's key to {expected} by hand.",
                 )
             )
     return problems

@@ -1,6 +1,4 @@
-"""Audit every locked version against known vulnerabilities: `make audit`, and GitHub's Checks.
-
-    python -m median_lambda.project.audit [--service-url URL]
+"""Audit every locked version against known vulnerabilities: `median audit` (make audit), and GitHub's Checks.
 
 uv's own audit reads each lock itself: uv.lock, every group at the versions the venvs and the
 artifact install, and each developer tool's own (tooling/NAME.py.lock: the SAM CLI's venv, ...). It asks OSV's
@@ -13,16 +11,14 @@ data could be reached (one line says so) or uv failed.
 
 from __future__ import annotations
 
-import argparse
-import os
 import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+from median_lambda.project.lock import ROOT, tooling_scripts, uv_environment, uv_executable
+
 if TYPE_CHECKING:
     from pathlib import Path
-
-from median_lambda.project.lock import ROOT, tooling_scripts, uv_executable
 
 DEFAULT_SERVICE = "https://api.osv.dev"
 # `uv audit` is a preview command in the locked uv: naming the feature accepts that and quiets
@@ -40,18 +36,15 @@ def audit_command(service_url: str | None, script: Path | None = None) -> list[s
     return command + (["--service-url", service_url] if service_url else [])
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m median_lambda.project.audit", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--service-url", help=f"an OSV-compatible server (default {DEFAULT_SERVICE})")
-    arguments = parser.parse_args(argv)
-    environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "NO_COLOR": "1", "UV_PYTHON": sys.executable}
+def audit(service_url: str | None = None) -> int:
+    """Audit uv.lock, then each tool's lock: the exit code the module's docstring gives, uv's findings printed."""
     found = []
     for script in [None, *tooling_scripts()]:
         result = subprocess.run(  # noqa: S603 - uv, with arguments of our own
-            audit_command(arguments.service_url, script), capture_output=True, text=True, check=False, env=environment
+            audit_command(service_url, script), capture_output=True, text=True, check=False, env=uv_environment()
         )
         if result.returncode not in (0, FINDINGS_EXIT) and any(sign in result.stderr for sign in UNREACHABLE):
-            service = arguments.service_url or DEFAULT_SERVICE
+            service = service_url or DEFAULT_SERVICE
             # uv's innermost cause says why (name resolution, refused, 503): the one detail worth keeping.
             reason = result.stderr.strip().splitlines()[-1].strip().removeprefix("cause: ").removeprefix("error: ")
             print(
@@ -79,7 +72,3 @@ def main(argv: list[str]) -> int:
         )
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

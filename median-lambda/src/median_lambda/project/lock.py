@@ -1,15 +1,17 @@
-"""The locks: uv.lock, the project's, and tooling/*.py.lock, each developer tool's own (the SAM CLI, ...).
+"""The locks: uv.lock, the project's, and tooling/*.py.lock, median-lambda's own of each developer tool it drives.
 
-    python -m median_lambda.project.lock uv-requirement          # uv==X --hash=..., for pip to install uv itself
-    python -m median_lambda.project.lock artifact-requirements   # the Lambda artifact's packages, pinned and hashed
-    python -m median_lambda.project.lock tooling [PACKAGE ...|all]   # lock each tooling/NAME.py, upgrading PACKAGE
-    python -m median_lambda.project.lock tool-requirements NAME  # a tool's venv, pinned and hashed
-    python -m median_lambda.project.lock check                   # exit 1, naming `make lock`, if uv.lock is stale
-    python -m median_lambda.project.lock check-tooling           # the same, for the library's tools' locks
+A project's `median lock [--upgrade PACKAGE|all]` (make lock) re-locks uv.lock and `median lock
+--check` (make lint) names `make lock` when uv.lock no longer matches pyproject.toml. The build
+installs the artifact's packages from the lock (artifact_requirements), and `median tool-venv`
+each tool's venv from its own (tool_requirements). The template repository's maintainers lock
+and check the library's tooling/ with this module itself (maintainer.mk):
 
-uv-requirement runs on the bare Python that makes the venv (standard library only): uv comes
-from the lock like everything else, its version and hashes included. The rest run uv, the one
-beside this interpreter (the dev venv's, from the lock group).
+    python -m median_lambda.project.lock tooling [PACKAGE ...|all]      # lock each tooling/NAME.py, upgrading PACKAGE
+    python -m median_lambda.project.lock check-tooling                  # exit 1, naming `make lock`, if one is stale
+    python -m median_lambda.project.lock tool-requirements NAME         # a tool's requirements, pinned and hashed
+    python -m median_lambda.project.lock check                          # as `median lock --check`
+
+Each runs uv, the one beside this interpreter (the dev venv's, which the project's lock pins).
 """
 
 from __future__ import annotations
@@ -45,17 +47,28 @@ def uv_executable() -> str:
     return str(beside) if beside.is_file() else "uv"
 
 
-def _uv(*arguments: str, project: Path | None = ROOT) -> subprocess.CompletedProcess[str]:
-    # UV_PYTHON_DOWNLOADS=never: uv uses the interpreters here and never fetches one of its own; the
-    # venv's own Python is the Lambda runtime's, which a `python3.13` on PATH (a pyenv shim) may not be.
-    environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "NO_COLOR": "1", "UV_PYTHON": sys.executable}
+def uv_environment() -> dict[str, str]:
+    """This process's environment, for uv: UV_PYTHON_DOWNLOADS=never, so uv uses the interpreters here and never
+    fetches one of its own; UV_PYTHON, this venv's, the Lambda runtime's (a `python3.13` shim on PATH may not be)."""
+    return {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "NO_COLOR": "1", "UV_PYTHON": sys.executable}
+
+
+def uv(*arguments: str, project: Path | None = ROOT, capture: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run uv on `project` (None: on no project); its output captured, or with `capture=False` shown as it comes."""
     return subprocess.run(  # noqa: S603 - uv, with arguments of our own
         [uv_executable(), *arguments, *(["--project", str(project)] if project else [])],
-        capture_output=True,
+        capture_output=capture,
         text=True,
         check=False,
-        env=environment,
+        env=uv_environment(),
     )
+
+
+def lock(upgrade: list[str], project: Path = ROOT) -> None:
+    """`uv lock`: uv.lock made to match pyproject.toml, moving only the packages named (`all`: every one)."""
+    upgrades = ["--upgrade"] if "all" in upgrade else [f"--upgrade-package={name}" for name in upgrade]
+    if uv("lock", *upgrades, project=project, capture=False).returncode != 0:
+        raise LockError("uv lock failed (above): uv.lock is unchanged")
 
 
 def uv_requirement(lock: Path = LOCK) -> str:
@@ -72,7 +85,7 @@ def uv_requirement(lock: Path = LOCK) -> str:
 
 def stale_lock_problem(project: Path = ROOT) -> str | None:
     """None if uv.lock matches pyproject.toml; otherwise what is wrong and the command that fixes it."""
-    result = _uv("lock", "--check", "--offline", "--quiet", project=project)
+    result = uv("lock", "--check", "--offline", "--quiet", project=project)
     if result.returncode == 0:
         return None
     lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
@@ -90,9 +103,9 @@ def tooling_scripts(directory: Path = TOOLING) -> list[Path]:
 
 def lock_tooling(upgrade: list[str], directory: Path = TOOLING) -> None:
     """Each tooling/NAME.py locked into NAME.py.lock, keeping its pins but for the packages upgraded."""
-    upgrades = ["--upgrade"] if upgrade == ["all"] else [f"--upgrade-package={name}" for name in upgrade]
+    upgrades = ["--upgrade"] if "all" in upgrade else [f"--upgrade-package={name}" for name in upgrade]
     for script in tooling_scripts(directory):
-        result = _uv("lock", "--quiet", "--script", str(script), *upgrades, project=None)
+        result = uv("lock", "--quiet", "--script", str(script), *upgrades, project=None)
         if result.returncode != 0:
             raise LockError(f"uv lock --script tooling/{script.name} failed: {result.stderr.strip()}")
 
@@ -104,7 +117,7 @@ def stale_tooling_problems(directory: Path = TOOLING) -> list[str]:
         shown = f"{directory.name}/{script.name}.lock"
         if not script.with_name(f"{script.name}.lock").is_file():
             problems.append(f"{shown} is missing: {TOOLING_FIX}")
-        elif _uv("lock", "--check", "--offline", "--quiet", "--script", str(script), project=None).returncode != 0:
+        elif uv("lock", "--check", "--offline", "--quiet", "--script", str(script), project=None).returncode != 0:
             problems.append(f"{shown} does not match {directory.name}/{script.name}: {TOOLING_FIX}")
     return problems
 
@@ -112,7 +125,7 @@ def stale_tooling_problems(directory: Path = TOOLING) -> list[str]:
 def tool_requirements(name: str, directory: Path = TOOLING) -> str:
     """A tool's venv as a requirements file: exact versions and hashes, from tooling/NAME.py.lock."""
     options = ["--frozen", "--format", "requirements.txt", "--no-header", "--no-annotate"]
-    result = _uv("export", "--script", str(directory / f"{name}.py"), *options, project=None)
+    result = uv("export", "--script", str(directory / f"{name}.py"), *options, project=None)
     if result.returncode != 0:
         raise LockError(f"uv export --script tooling/{name}.py failed: {result.stderr.strip()}")
     return result.stdout
@@ -121,7 +134,7 @@ def tool_requirements(name: str, directory: Path = TOOLING) -> str:
 def artifact_requirements(*, hashes: bool = True, project: Path = ROOT) -> str:
     """The artifact's packages as a requirements file: exact versions, hashes, environment markers."""
     options = ["--frozen", "--format", "requirements.txt", "--no-header", "--no-annotate", *ARTIFACT_EXPORT]
-    result = _uv("export", *options, *([] if hashes else ["--no-hashes"]), project=project)
+    result = uv("export", *options, *([] if hashes else ["--no-hashes"]), project=project)
     if result.returncode != 0:
         raise LockError(f"uv export failed: {result.stderr.strip()}")
     return result.stdout
@@ -164,11 +177,7 @@ def locked_artifact_versions(machine: str, project: Path = ROOT) -> dict[str, st
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else ""
     try:
-        if command == "uv-requirement":
-            print(uv_requirement())
-        elif command == "artifact-requirements":
-            print(artifact_requirements(), end="")
-        elif command == "tooling":
+        if command == "tooling":
             lock_tooling(argv[1:])
         elif command == "tool-requirements" and len(argv) == 2:
             print(tool_requirements(argv[1]), end="")

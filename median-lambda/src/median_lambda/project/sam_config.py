@@ -2,25 +2,20 @@
 
 SAM does not tell a `BuildMethod: makefile` build which architecture it builds for
 (aws/aws-sam-cli#3349), so the build and the artifact check ask here: $LAMBDA_ARCHITECTURE
-(the Makefile's, for a build from a copy of the template set to another, `make invoke
+(`median local`'s, for a build from a copy of the template set to another, `make invoke
 LOCAL_ARCH=x86_64`), else the function's `Architectures` as template.yaml writes it (Globals,
-or the function's own), else Lambda's default, x86_64.
-
-    python -m median_lambda.project.sam_config architecture   # arm64
-    python -m median_lambda.project.sam_config wheel-machine  # aarch64, as pip's manylinux platform tags name it
+or the function's own), else Lambda's default, x86_64; and the wheels' machine for it (aarch64,
+as pip's manylinux platform tags name arm64).
 
 `sam local` takes `--parameter-overrides` in place of samconfig.toml's, not on top of them, so
-the Makefile passes samconfig's local overrides with the user's added:
-
-    PARAMETER_OVERRIDES=LogLevel=DEBUG python -m median_lambda.project.sam_config local-overrides
-    # ParametersSecretsExtensionLayerArn=none LogLevel=DEBUG
+`median local` passes samconfig's local overrides with the user's added (local_overrides:
+PARAMETER_OVERRIDES=LogLevel=DEBUG gives `ParametersSecretsExtensionLayerArn=none LogLevel=DEBUG`).
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -122,35 +117,15 @@ def wheel_machine(architecture: str) -> str:
     return WHEEL_MACHINES[architecture]
 
 
-def local_overrides(samconfig: Path = SAMCONFIG) -> str:
-    """`--parameter-overrides` for sam local: samconfig's own, then $PARAMETER_OVERRIDES.
+def local_overrides(samconfig: Path = SAMCONFIG, added: str | None = None, architecture: str | None = None) -> str:
+    """`--parameter-overrides` for sam local: samconfig's own, then `added` (default: $PARAMETER_OVERRIDES).
 
-    Checks $LOCAL_ARCH first, the architecture `make local-build` sets on a copy of the template,
-    so that a typo is named by its variable before anything is built."""
-    local_architecture = os.environ.get(LOCAL_ARCHITECTURE_ENV, "").strip()
+    Checks `architecture` first (default: $LOCAL_ARCH), the one `median local` sets on a copy of the
+    template, so that a typo is named by its variable before anything is built."""
+    local_architecture = (os.environ.get(LOCAL_ARCHITECTURE_ENV, "") if architecture is None else architecture).strip()
     if local_architecture and local_architecture not in WHEEL_MACHINES:
         raise ValueError(f"LOCAL_ARCH={local_architecture!r} is not one of Lambda's: {', '.join(WHEEL_MACHINES)}")
     overrides = parameter_overrides(command_config(LOCAL_COMMAND, samconfig))
-    overrides |= parameter_overrides({"parameter_overrides": os.environ.get(LOCAL_OVERRIDES_ENV, "")})
+    added = os.environ.get(LOCAL_OVERRIDES_ENV, "") if added is None else added
+    overrides |= parameter_overrides({"parameter_overrides": added})
     return " ".join(f"{key}={shlex.quote(value)}" for key, value in overrides.items())
-
-
-def main(argv: list[str]) -> int:
-    commands = {
-        "architecture": lambda: lambda_architecture(),
-        "wheel-machine": lambda: wheel_machine(lambda_architecture()),
-        "local-overrides": lambda: local_overrides(),
-    }
-    if len(argv) != 1 or argv[0] not in commands:
-        print(f"usage: python -m median_lambda.project.sam_config {{{'|'.join(commands)}}}", file=sys.stderr)
-        return 2
-    try:
-        print(commands[argv[0]]())
-    except (OSError, KeyError, ValueError) as error:
-        print(f"error: cannot tell the function's settings: {error}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,108 @@
+"""The Lambda artifact, built into the folder `sam build` names: `median build-artifact ARTIFACTS_DIR`.
+
+`sam build` runs the project's Makefile target build-MedianToolsFunction (template.yaml's
+`BuildMethod: makefile`) in the project's folder, with ARTIFACTS_DIR set; the target runs
+`median build-artifact`, which checks the tools first (`median check --no-local`) and then this:
+
+- handler/ and tools/, copied by what belongs in a function (median_lambda.build.sources: Python
+  modules, tools/settings.toml, what pyproject.toml's [tool.median.artifact] include names), so
+  tools/settings.local.toml and any editor's backup of it stay behind; and median_lambda's runtime,
+  without its developer's parts (DEVELOPER_PARTS);
+- the packages uv.lock puts into the function (median_lambda.project.lock, artifact-requirements),
+  each file checked against its hash, with no resolution of their own (--no-deps): exactly the
+  locked versions, as Linux wheels for the template's architecture and CPython 3.13, whatever this
+  machine is. SAM does not tell a makefile build the architecture: sam_config reads it.
+- their bytecode, when this build runs the runtime's Python (median_lambda.build.compile);
+- median_lambda/manifest.json, what GET serves, and median_lambda/stages.txt, the stages a
+  container may run as (settings.toml's tables, read at start without a TOML parser).
+
+The installer's console scripts (bin/), which nothing in Lambda runs, and uv's own .lock are removed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from median_lambda.build.check import RUNTIME_PYTHON
+from median_lambda.build.compile import precompile
+from median_lambda.build.sources import copy_sources
+from median_lambda.project.lock import artifact_requirements, uv
+from median_lambda.project.sam_config import TEMPLATE, lambda_architecture, wheel_machine
+from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE
+
+ROOT = Path.cwd()  # the project's: sam build runs the build in its folder
+# What pip's --target install leaves that no function runs.
+INSTALLER_LEFTOVERS = ("bin", ".lock")
+
+
+class BuildFailed(Exception):
+    """The artifact could not be built; the message says which step failed and why."""
+
+
+def build_artifact(artifact: Path, root: Path = ROOT) -> None:
+    """Build the function's artifact into `artifact`, emptied first; BuildFailed naming the step that failed."""
+    shutil.rmtree(artifact, ignore_errors=True)
+    artifact.mkdir(parents=True)
+    for line in copy_sources(artifact, root):
+        print(line)
+    install_locked_packages(artifact, root)
+    if not precompile(artifact, RUNTIME_PYTHON):
+        raise BuildFailed(f"compiling the artifact's modules in {artifact} failed (above)")
+    for leftover in INSTALLER_LEFTOVERS:
+        path = artifact / leftover
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    write_prebuilt_files(artifact / "median_lambda")
+
+
+def install_locked_packages(artifact: Path, root: Path = ROOT) -> None:
+    """uv.lock's packages for the function, as Linux wheels for its architecture, into `artifact`."""
+    machine = wheel_machine(lambda_architecture(root / TEMPLATE.name))
+    with tempfile.TemporaryDirectory(prefix="median-artifact-") as scratch:
+        requirements = Path(scratch) / "requirements.txt"
+        requirements.write_text(artifact_requirements(project=root), encoding="utf-8")
+        installed = uv(
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            sys.executable,
+            "--target",
+            str(artifact),
+            "--python-platform",
+            f"{machine}-manylinux2014",
+            "--python-version",
+            RUNTIME_PYTHON,
+            "--only-binary",
+            ":all:",
+            "--require-hashes",
+            "--no-deps",
+            "--requirement",
+            str(requirements),
+            project=None,
+        )
+    if installed.returncode != 0:
+        raise BuildFailed(f"installing uv.lock's packages for {machine} failed: {installed.stderr.strip()}")
+
+
+def write_prebuilt_files(runtime: Path) -> None:
+    """GET's manifest, byte for byte as it answers, and the stages settings.toml declares, one a line."""
+    from median_lambda.authoring.registry import load_tools
+    from median_lambda.authoring.settings import ConfigurationError, known_stages
+    from median_lambda.manifest.build import build_manifest
+    from median_lambda.request.responses import to_json
+
+    manifest, problems = build_manifest(load_tools())
+    if problems:  # `median check` stops a build before this; a build run without it stops here
+        raise BuildFailed("the tools break Median's rules: " + "; ".join(str(problem) for problem in problems))
+    try:
+        stages = known_stages()
+    except ConfigurationError as error:
+        raise BuildFailed(str(error)) from None
+    (runtime / PREBUILT_MANIFEST_FILE).write_bytes(to_json(manifest).encode("utf-8") + b"\n")
+    (runtime / PREBUILT_STAGES_FILE).write_text("\n".join(stages) + "\n", encoding="utf-8")
