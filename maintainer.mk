@@ -5,24 +5,50 @@
 # The inspector's browser tests drive Chromium with Playwright, in the dev venv beside the rest.
 INSTALL_GROUPS += maintainers
 
-.PHONY: swap-check template-proof release lint-maintainers
+.PHONY: swap-check template-proof release lint-maintainers lint-library format-library lock-tooling clean-library \
+	copier-venv
 
-# The machinery the template's own tests and the bench share, typed as strictly as handler/.
-lint: lint-maintainers
+# The machinery the template's own tests and the bench share, typed as strictly as the library.
+lint: lint-maintainers lint-library
 lint-maintainers: $(INSTALLED)
 	$(BIN)/mypy -p tests.support
+
+# --- median-lambda, the library (median-lambda/): linted with its own pyproject.toml's settings, its
+# layers held by import-linter, and its locks of the developer tools it drives (the SAM CLI, Checkov,
+# the workflows' linters, Copier) checked against their declarations; `make lock` re-locks them.
+LIBRARY := median-lambda
+lint-library: $(INSTALLED)
+	cd $(LIBRARY) && $(CURDIR)/$(BIN)/ruff check . && $(CURDIR)/$(BIN)/ruff format --check .
+	cd $(LIBRARY) && $(CURDIR)/$(BIN)/mypy
+	cd $(LIBRARY) && $(CURDIR)/$(BIN)/lint-imports
+	$(BIN)/python -m median_lambda.project.lock check-tooling
+format: format-library
+format-library: $(INSTALLED)
+	cd $(LIBRARY) && $(CURDIR)/$(BIN)/ruff check --fix . && $(CURDIR)/$(BIN)/ruff format .
+# UPGRADE=PACKAGE (or all) moves it in the tools' locks too.
+lock: lock-tooling
+lock-tooling: $(UV_INSTALLED)
+	$(LOCKING_VENV)
+	$(BIN)/python -m median_lambda.project.lock tooling $(UPGRADE)
+clean: clean-library
+clean-library:
+	cd $(LIBRARY) && rm -rf .mypy_cache .ruff_cache .import_linter_cache
+
+# The pinned Copier: the template's proofs copy and upgrade projects with it, as `make upgrade` does.
+copier-venv: $(INSTALLED)
+	$(MEDIAN) tool-venv copier >/dev/null
 
 # --- The template as its users take it (issue 26; docs/releasing.md) -----------------
 # A project copied from this version works at once, and one copied from the previous release and
 # worked in as a user would upgrades to this version with make upgrade, keeping all it owns.
-template-proof: $(COPIER_INSTALLED) $(INSTALLED) ## copier copy this version, and make upgrade a user's project from the previous release, in a temporary folder
+template-proof: copier-venv ## copier copy this version, and make upgrade a user's project from the previous release, in a temporary folder
 	$(BIN)/python -m maintainers.template_proof $(if $(KEEP),--keep)
 
 release: $(INSTALLED) ## Release CHANGELOG.md's Unreleased section as VERSION=X.Y.Z: one commit, one tag
 	$(BIN)/python -m maintainers.release $(VERSION)
 
 # The README's "Make it yours", proven in a project copied from this checkout, as a user's is.
-swap-check: $(COPIER_INSTALLED) $(INSTALLED) ## In a project copied from this checkout: delete the examples, make new-tool, make lint test check build
+swap-check: copier-venv ## In a project copied from this checkout: delete the examples, make new-tool, make lint test check build
 	VENV="$(VENV)" maintainers/swap_examples.sh
 
 # --- Benchmarks (issue 5) ------------------------------------------------------------
@@ -60,21 +86,24 @@ screenshot: $(INSTALLED) ## Retake docs/inspector.png from the inspector as it i
 # Slow (tens of minutes), so never part of `make test` or .ci/run: the weekly workflow runs it.
 # MODULES="signature rules" measures only those. One worker, at the lowest priority.
 # mutmut runs the tests in its own interpreter: its venv is the dev venv, as uv.lock pins it, with
-# mutmut added as tooling/mutmut.py.lock pins it.
+# mutmut added as the library's tooling/mutmut.py.lock pins it, every file's hash checked.
 MUTATION_VENV := $(VENV)/mutmut
 MUTATION_INSTALLED := $(MUTATION_VENV)/.installed
+MUTMUT_LOCK := $(LIBRARY)/src/median_lambda/project/tooling/mutmut.py.lock
 .PHONY: mutate
 
-$(MUTATION_INSTALLED): pyproject.toml uv.lock tooling/mutmut.py.lock $(UV_INSTALLED)
+$(MUTATION_INSTALLED): pyproject.toml uv.lock $(MUTMUT_LOCK) $(INSTALLED)
 	$(PYTHON) -m venv $(MUTATION_VENV)
 	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(MUTATION_VENV) $(UV) sync --quiet --locked || $(STALE_LOCK)
-	$(call TOOL_VENV,$(MUTATION_VENV),mutmut,install)
+	$(BIN)/python -m median_lambda.project.lock tool-requirements mutmut > $(MUTATION_VENV)/mutmut-requirements.txt
+	$(UV_ENV) $(UV) pip install --quiet --python $(MUTATION_VENV)/bin/python --require-hashes $(MUTATION_VENV)/mutmut-requirements.txt
+	@touch $@
 
 mutate: $(MUTATION_INSTALLED) ## Mutation testing (mutmut) on the modules that guard signatures, money and sync
 	nice -n 19 $(MUTATION_VENV)/bin/python -m maintainers.mutate $(MODULES)
 
 # tests/template renders this template with the pinned Copier, as `make upgrade` runs it.
-test: $(COPIER_INSTALLED)
+test: copier-venv
 
 # --- median-lambda's distributions (issue 29) ----------------------------------------------
 # The wheel and sdist a release publishes, built and checked as an index takes them (the Release
