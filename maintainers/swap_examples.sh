@@ -2,7 +2,7 @@
 # The README's "Make it yours", proven on the road a user takes: copy a project from this checkout
 # (`copier copy`, with the examples, your uncommitted changes included), then in it delete the
 # example tools and their tests, and their blocks in template.yaml, tools/settings.toml and
-# pipeline/oidc-role.yaml (scripts/remove_example_blocks.py), see `make test-tools` succeed with no
+# pipeline/oidc-role.yaml (median remove-examples), see `make test-tools` succeed with no
 # tool tests, scaffold a tool with `make new-tool`, add a user's own project on real systems
 # (docs/your-own-systems.md's settings.toml, tools and tests, as a user copies them: a value in
 # every stage, [default] included, and values only staging or production has), and run
@@ -45,7 +45,7 @@ in_copy install
 step "delete the examples: ${examples[*]}"
 (cd "$copy" && rm -rf -- "${examples[@]}")
 step "delete the examples' blocks in template.yaml, tools/settings.toml and pipeline/oidc-role.yaml"
-(cd "$copy" && .venv/bin/python -m median_lambda.project.examples)
+(cd "$copy" && .venv/bin/median remove-examples)
 
 step "make test-tools, with no tool tests yet"
 in_copy test-tools
@@ -78,6 +78,6 @@ PYTHON
 
 step "make lint test check build"
 in_copy lint test check build
-(cd "$copy" && .venv/bin/python -m median_lambda.build.check)
+(cd "$copy" && .venv/bin/median check-artifact)
 
 step "passed: without the examples, with a new tool and a project on real systems, every check is green"

@@ -380,7 +380,7 @@ def prove(scratch: Path) -> None:
         {"stack_name": "acme-returns", "stages": "[dev, prod]", "architecture": "x86_64", "keep_examples": "false"},
     )
     make(other, "lint", "test", "check", "build")
-    run([str(other / ".venv" / "bin" / "python"), "-m", "median_lambda.build.check"], other)
+    run([str(other / ".venv" / "bin" / "median"), "check-artifact"], other)
 
     previous_tag = previous_release(clone)
     if previous_tag is None:
@@ -403,7 +403,7 @@ def prove(scratch: Path) -> None:
     if problems:
         raise ProofFailed("the upgrade is not what a user must get:\n  " + "\n  ".join(problems))
     make(project, "build")
-    run([str(project / ".venv" / "bin" / "python"), "-m", "median_lambda.build.check"], project)
+    run([str(project / ".venv" / "bin" / "median"), "check-artifact"], project)
     step(f"passed in {time.monotonic() - started:.0f} s: a new project works at once, and {previous_tag} upgrades")
 
 
