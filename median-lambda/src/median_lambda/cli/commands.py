@@ -387,8 +387,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # The project's folder on the import path, as `python -m median_lambda` has it: every command runs
     # in the project's root, and its tools/ package is imported from there (.venv/bin/median has not).
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    here = str(Path.cwd())
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
     try:
         _refuse_key_arguments(argv)
         try:

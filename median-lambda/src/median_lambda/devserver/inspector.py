@@ -273,7 +273,7 @@ def _call_from_request(body: bytes, port: int) -> Reply:
         return _error(400, "bad_request", "Name the tool to call.")
     if not isinstance(tool_input, dict):
         return _error(400, "bad_request", "input must be a JSON object of the tool's fields.")
-    from median_lambda.calls.dispatch import nests_deeper_than
+    from median_lambda.runtime.strict_json import nests_deeper_than
 
     call_id = call_id or new_call_id()
     # The handler's own limit, checked here because json.dumps cannot write back what 3.11's parser

@@ -22,8 +22,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from median_lambda.devserver.lambda_runner import one_request_at_a_time
 from median_lambda.authoring.registry import ToolLoadError, describe_failure, reload_tools
+from median_lambda.devserver.lambda_runner import one_request_at_a_time
 from median_lambda.runtime.env import package_directory, shown_path, tools_package
 
 if TYPE_CHECKING:
@@ -147,7 +147,8 @@ class ToolsReloader:
 
     def start(self) -> None:
         """Watch the package's folder in a thread of its own, reloading on every change to a .py or .toml file."""
-        if self.directory is None:
+        directory = self.directory
+        if directory is None:
             self._say(f"No package {self.package} to watch: the tools will not reload.")
             return
         try:
@@ -161,7 +162,7 @@ class ToolsReloader:
             # (handler/authoring/settings.py).
             watched = watchfiles.PythonFilter(extra_extensions=(".toml",))
             for changes in watchfiles.watch(
-                self.directory, watch_filter=watched, stop_event=self._stop, raise_interrupt=False
+                directory, watch_filter=watched, stop_event=self._stop, raise_interrupt=False
             ):
                 try:
                     self.load(path for _, path in changes)

@@ -76,7 +76,8 @@ class _ReadsBeforeTheDeadline(io.RawIOBase):
             raise TimeoutError("the request did not arrive whole within its deadline")
         connection = self._handler.connection
         connection.settimeout(left)
-        return connection.recv_into(buffer)
+        received: int = connection.recv_into(buffer)
+        return received
 
 
 class DevRequestHandler(BaseHTTPRequestHandler):
