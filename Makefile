@@ -56,7 +56,7 @@ lock: $(UV_INSTALLED) ## Update uv.lock after a change to pyproject.toml; UPGRAD
 
 # --- The rest needs the venv. Through the environment, any JSON in INPUT arrives intact; `median
 # local` reads LOCAL_ARCH, PARAMETER_OVERRIDES and SAM_FLAGS there, `median serve` PORT and LOCAL_AWS.
-export TOOL INPUT URL DIAGNOSTICS KEY_FILE NAME ALSO PORT LOCAL_AWS LOCAL_ARCH PARAMETER_OVERRIDES SAM_FLAGS
+export TOOL INPUT URL DIAGNOSTICS KEY_FILE NAME ALSO SOURCE PORT LOCAL_AWS LOCAL_ARCH PARAMETER_OVERRIDES SAM_FLAGS
 URL ?= http://127.0.0.1:$(or $(PORT),3000)/
 REQUEST = $${TOOL:+--tool "$$TOOL"} $${INPUT:+--input "$$INPUT"} $${DIAGNOSTICS:+--diagnostics}
 .PHONY: help install lock audit test test-tools serve check new-tool lint format clean sam-cli build validate \
@@ -83,8 +83,8 @@ format: $(INSTALLED) ## Fix what ruff can fix and format the code
 clean: ## Remove the virtualenv, caches and build output
 	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
-upgrade: $(INSTALLED) ## Take a later version of the template and median-lambda, then make lint test check; VERSION=v3.1.0
-	$(MEDIAN) upgrade $(VERSION)
+upgrade: $(INSTALLED) ## Take a later version of the template and median-lambda, then check; VERSION=v3.1.0, SOURCE=fork
+	$(MEDIAN) upgrade $(VERSION) $${SOURCE:+--source "$$SOURCE"}
 
 # --- AWS SAM and the linters of what it deploys: each a venv of its own in .venv, as median-lambda
 # pins it, made when a command first needs it.
