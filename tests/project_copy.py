@@ -72,6 +72,10 @@ class ProjectCopy:
         """`python <arguments>` in the copy, with the environment a user's shell has (and `env`)."""
         return self._run([sys.executable, *arguments], env)
 
+    def median(self, *arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """`.venv/bin/median <arguments>` in the copy: median-lambda's command line, as its Makefile runs it."""
+        return self._run([str(self.root / ".venv" / "bin" / "median"), *arguments], env)
+
     def make(self, *arguments: str) -> subprocess.CompletedProcess[str]:
         """`make <arguments>` in the copy, whose .venv is the running interpreter's."""
         return self._run(["make", "--no-print-directory", *arguments], None)
@@ -114,13 +118,15 @@ def snippet_files(markdown: str) -> dict[str, str]:
 def copy_project(root: Path) -> ProjectCopy:
     """handler/, pyproject.toml, uv.lock, the Makefile, template.yaml and tests/ (without the template
     repository's suites) under `root`, an empty `tools` package, and a .venv that is a link to the running
-    interpreter's virtualenv, which has median-lambda. No samconfig.toml: its stages would ask the empty
-    tools/ for a settings.toml naming them."""
+    interpreter's virtualenv, which has median-lambda; median-lambda/ a link to the library's folder, the
+    workspace member pyproject.toml and uv.lock name, so uv reads the copy's lock as this one's. No
+    samconfig.toml: its stages would ask the empty tools/ for a settings.toml naming them."""
     shutil.copytree(REPO / "handler", root / "handler", ignore=shutil.ignore_patterns(*_CACHES))
     shutil.copytree(REPO / "tests", root / "tests", ignore=_left_out_of_tests)
     for name in ("pyproject.toml", "uv.lock", "Makefile", "template.yaml"):
         shutil.copy2(REPO / name, root / name)
     (root / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+    (root / "median-lambda").symlink_to(REPO / "median-lambda", target_is_directory=True)
     (root / "tools").mkdir()
     (root / "tools" / "__init__.py").write_text('"""Your tools: one module each."""\n', encoding="utf-8")
     return ProjectCopy(root)

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -85,10 +86,11 @@ def serve(vulnerable: str | None, status: int = 200) -> Iterator[AdvisoryServer]
 
 
 def audit(service_url: str) -> subprocess.CompletedProcess[str]:
+    """`median audit` (make audit) against the given advisory source, in this project."""
     # No retries: a source that does not answer is reported at once rather than after uv's backoff.
     environment = {**os.environ, "UV_HTTP_RETRIES": "0"}
-    return subprocess.run(  # noqa: S603 - this interpreter, running the module under test
-        [sys.executable, "-m", "median_lambda.project.audit", "--service-url", service_url],
+    return subprocess.run(  # noqa: S603 - this venv's median, running the command under test
+        [str(Path(sys.executable).with_name("median")), "audit", "--service-url", service_url],
         cwd=ROOT,
         capture_output=True,
         text=True,

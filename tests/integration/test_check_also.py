@@ -71,7 +71,7 @@ def _manifest(*names: str) -> dict[str, Any]:
 
 @pytest.fixture
 def saved(tmp_path: Path) -> Callable[..., str]:
-    """A saved manifest file (as `python -m median_lambda manifest > file` writes it), by its path."""
+    """A saved manifest file (as `median manifest > file` writes it), by its path."""
 
     def write(file_name: str, *names: str, document: Any = None, text: str | None = None) -> str:
         path = tmp_path / file_name
@@ -447,7 +447,7 @@ def test_tools_that_fail_to_import_are_reported_and_the_sources_still_read(tmp_p
     project.write("tools/broken.py", "raise RuntimeError('the database URL is not set')\n")
     project.write("billing.json", json.dumps(_manifest("findInvoice")))
     # WHEN it is checked with the other endpoint
-    checked = project.run("-m", "median_lambda", "check", "--also", "billing.json")
+    checked = project.median("check", "--also", "billing.json")
     # THEN the import problem is the answer, in a line naming the module, and no traceback
     assert checked.returncode == 1
     assert "tools/broken.py:1" in checked.stderr

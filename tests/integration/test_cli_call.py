@@ -1,4 +1,4 @@
-"""`python -m median_lambda call` against the dev server (`make serve`) over real HTTP."""
+"""`median call` (make call) against the dev server (`make serve`) over real HTTP."""
 
 from __future__ import annotations
 

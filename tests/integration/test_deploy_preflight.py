@@ -1,4 +1,8 @@
-"""`make deploy`'s preflight against Secrets Manager and CloudFormation (moto's server, over HTTP)."""
+"""`make deploy`'s preflight against Secrets Manager and CloudFormation (moto's server, over HTTP).
+
+A refusal is `median deploy` itself, stopped before it builds or runs sam; a pass is `median deploy
+--preflight`, which prints the flags sam deploy would get and stops there.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import boto3
 import pytest
-from median_lambda.cli.preflight import main
+from median_lambda.cli.commands import main
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -42,8 +46,8 @@ def names(samconfig: Path) -> tuple[str, str]:
     return config["stack_name"], parameter_overrides(config)["MedianKeySecretName"]
 
 
-def run(samconfig: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    status = main(["--config", str(samconfig)])
+def run(samconfig: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, str, str]:
+    status = main(["deploy", *flags, "--config-file", str(samconfig)])
     out, err = capsys.readouterr()
     return status, out.strip(), err
 
@@ -67,8 +71,9 @@ def test_the_first_deploy_is_guided(
     _, secret = names(samconfig)
     secrets.create_secret(Name=secret, SecretString="mk_test_key")
     # WHEN the preflight runs
-    status, out, _ = run(samconfig, capsys)
-    # THEN sam deploy is to run guided
+    status, out, err = run(samconfig, capsys, "--preflight")
+    # THEN sam deploy is to run guided, and the user is told why it asks
+    assert "First deploy of this stack: sam deploy --guided asks for its settings." in err
     assert status == 0 and out == "--guided"
 
 
@@ -82,7 +87,7 @@ def test_later_deploys_use_samconfig_as_it_is(
         StackName=stack, TemplateBody=EMPTY_TEMPLATE
     )
     # WHEN the preflight runs
-    status, out, _ = run(samconfig, capsys)
+    status, out, _ = run(samconfig, capsys, "--preflight")
     # THEN sam deploy runs without --guided
     assert status == 0 and out == ""
 

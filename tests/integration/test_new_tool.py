@@ -39,8 +39,8 @@ def _files(project: ProjectCopy) -> set[str]:
 
 def test_it_writes_a_tool_whose_generated_tests_pass_and_that_check_accepts(project: ProjectCopy) -> None:
     # GIVEN a project with no tools
-    # WHEN the author scaffolds loyalty_points
-    made = project.run("-m", "median_lambda", "new-tool", NAME)
+    # WHEN the author scaffolds loyalty_points with `median new-tool`, as `make new-tool` runs it
+    made = project.median("new-tool", NAME)
     # THEN it names both files it wrote
     assert made.returncode == 0, made.stderr
     assert [line for line in made.stdout.splitlines() if line.startswith("wrote ")] == [
@@ -52,10 +52,10 @@ def test_it_writes_a_tool_whose_generated_tests_pass_and_that_check_accepts(proj
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert "4 passed" in tested.stdout
     # AND `make check` accepts the tool, and the manifest serves it as loyaltyPoints
-    checked = project.run("-m", "median_lambda", "check")
+    checked = project.median("check")
     assert checked.returncode == 0, checked.stderr
     assert "1/20 tools" in checked.stdout
-    printed = project.run("-m", "median_lambda", "manifest")
+    printed = project.median("manifest")
     [entry] = json.loads(printed.stdout)["tools"]
     assert (entry["name"], entry["risk"]) == ("loyaltyPoints", "low")
     assert entry["description"] == "Look up a record by its reference and tell its status."
@@ -63,7 +63,7 @@ def test_it_writes_a_tool_whose_generated_tests_pass_and_that_check_accepts(proj
 
 def test_the_tool_shows_its_model_docstring_tool_error_and_camel_case_name(project: ProjectCopy) -> None:
     # WHEN the author scaffolds loyalty_points
-    assert project.run("-m", "median_lambda", "new-tool", NAME).returncode == 0
+    assert project.median("new-tool", NAME).returncode == 0
     source = project.read(TOOL_FILE)
     tests = project.read(TEST_FILE)
     # THEN the tool module has an input model, a docstring, a ToolError branch and its Median name in a comment
@@ -79,7 +79,7 @@ def test_the_tool_shows_its_model_docstring_tool_error_and_camel_case_name(proje
 @pytest.mark.parametrize("name", [NAME, "a" * 64, "order_" * 10 + "stat"])
 def test_the_generated_files_pass_the_projects_lint(project: ProjectCopy, name: str) -> None:
     # GIVEN a NAME, short or as long as new-tool takes
-    made = project.run("-m", "median_lambda", "new-tool", name)
+    made = project.median("new-tool", name)
     assert made.returncode == 0, made.stderr
     # WHEN `make lint`'s ruff checks and format-checks the two files, under the project's settings
     files = [f"tools/{name}.py", f"tests/tools/test_{name}.py"]
@@ -92,7 +92,7 @@ def test_the_generated_files_pass_the_projects_lint(project: ProjectCopy, name: 
 
 def test_make_lint_type_checks_tools_and_the_scaffolds_tool_passes(project: ProjectCopy) -> None:
     # GIVEN a scaffolded tool
-    made = project.run("-m", "median_lambda", "new-tool", NAME)
+    made = project.median("new-tool", NAME)
     assert made.returncode == 0, made.stderr
     # WHEN `make lint`'s mypy runs under the project's settings
     checked = project.run("-m", "mypy")
@@ -111,7 +111,7 @@ def test_tests_tools_is_made_a_package_when_it_was_deleted(project: ProjectCopy)
     # GIVEN a project without tests/tools/ (the examples' tests deleted, folder and all)
     assert not (project.root / "tests" / "tools").exists()
     # WHEN the author scaffolds a tool
-    assert project.run("-m", "median_lambda", "new-tool", NAME).returncode == 0
+    assert project.median("new-tool", NAME).returncode == 0
     # THEN tests/tools/ is back, a package like the project's other test folders
     assert (project.root / "tests" / "tools" / "__init__.py").is_file()
 
@@ -208,7 +208,7 @@ def test_a_tool_name_another_module_serves_is_refused_naming_that_module(
     # GIVEN a tool module that already serves loyaltyPoints
     project.write(f"tools/{module}.py", source)
     # WHEN the author scaffolds loyalty_points
-    made = project.run("-m", "median_lambda", "new-tool", NAME)
+    made = project.median("new-tool", NAME)
     # THEN it refuses in one line naming the module that has the name, and writes nothing
     assert made.returncode != 0
     assert made.stderr.strip() == (
@@ -222,7 +222,7 @@ def test_tools_that_fail_to_import_are_named_and_nothing_is_written(project: Pro
     # GIVEN a tool module that raises when imported
     project.write("tools/broken.py", "raise RuntimeError('the database URL is not set')\n")
     # WHEN the author scaffolds a tool
-    made = project.run("-m", "median_lambda", "new-tool", NAME)
+    made = project.median("new-tool", NAME)
     # THEN it refuses in one line that points at the broken module, and writes nothing
     assert made.returncode != 0
     [line] = made.stderr.splitlines()
@@ -257,7 +257,7 @@ def test_make_test_tools_runs_the_tools_tests_alone_and_the_next_steps_name_it(p
     everything = project.make("test")
     assert everything.returncode != 0
     assert re.search(rf"^{re.escape(TEST_FILE)} \.{{4}} ", everything.stdout, re.MULTILINE), everything.stdout
-    assert "Median contract (tests/contract)" in everything.stdout
+    assert "Median contract (median-lambda's contract suite)" in everything.stdout
     assert "test_elsewhere" in everything.stdout
 
 

@@ -1,4 +1,4 @@
-"""scripts/smoke_check.py, the pipeline's check after each deploy, against a real endpoint over HTTP.
+"""`median smoke-check`, the pipeline's check after each deploy, against a real endpoint over HTTP.
 
 The endpoint is the dev server (`make serve`) verifying with the key in moto's Secrets Manager,
 as a deployed function does, and serving a `tools` package of the test's own.
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import boto3
 import pytest
 from median_lambda.cli import smoke_check
+from median_lambda.cli.commands import main
 from median_lambda.protocol import KEY_SECRET_ENV
 from median_lambda.testing import TEST_KEY
 
@@ -73,6 +74,11 @@ def no_median_key(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     return monkeypatch
 
 
+def smoke_check_command(arguments: list[str]) -> int:
+    """`median smoke-check ARGUMENTS`, as the deploy workflow runs it after each deploy."""
+    return main(["smoke-check", *arguments])
+
+
 @pytest.fixture
 def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
     """One attempt, no pause: the retries are for API Gateway's moments, not for these tests."""
@@ -84,7 +90,7 @@ def test_a_live_endpoint_that_reads_its_key_passes_without_median_key(
 ) -> None:
     # GIVEN an endpoint whose secret exists, and no $MEDIAN_KEY in the pipeline
     # WHEN the smoke check runs
-    status = smoke_check.main([endpoint])
+    status = smoke_check_command([endpoint])
     # THEN it passes, prints the URL alone on stdout (the workflow's environment link), and
     # says that the manifest was not fetched
     out, err = capsys.readouterr()
@@ -100,7 +106,7 @@ def test_with_median_key_it_also_fetches_the_manifest(
     # GIVEN the key Median signs with in $MEDIAN_KEY
     no_median_key.setenv("MEDIAN_KEY", TEST_KEY)
     # WHEN the smoke check runs
-    status = smoke_check.main([endpoint])
+    status = smoke_check_command([endpoint])
     # THEN it fetched the manifest, with the one tool this endpoint serves
     _, err = capsys.readouterr()
     assert status == 0
@@ -113,7 +119,7 @@ def test_a_median_key_other_than_the_secrets_fails_and_says_which(
     # GIVEN a $MEDIAN_KEY that is not the key in the endpoint's secret
     no_median_key.setenv("MEDIAN_KEY", "mk_some_other_key")
     # WHEN the smoke check runs
-    status = smoke_check.main([endpoint])
+    status = smoke_check_command([endpoint])
     # THEN it fails, saying that the secret and $MEDIAN_KEY differ, and never prints either key
     _, err = capsys.readouterr()
     assert status == 1
@@ -126,7 +132,7 @@ def test_an_endpoint_that_cannot_read_its_secret_fails_with_the_fix(
 ) -> None:
     # GIVEN an endpoint deployed before its secret was created
     # WHEN the smoke check runs, with no key of its own
-    status = smoke_check.main([endpoint_without_its_secret])
+    status = smoke_check_command([endpoint_without_its_secret])
     # THEN it fails on 500 no_key, and says to create the secret MedianKeySecretName names
     _, err = capsys.readouterr()
     assert status == 1
@@ -149,7 +155,7 @@ def test_the_url_comes_from_the_stacks_outputs(
         encoding="utf-8",
     )
     # WHEN the smoke check reads them
-    status = smoke_check.main(["--stack-outputs", str(outputs)])
+    status = smoke_check_command(["--stack-outputs", str(outputs)])
     # THEN it checked the MedianEndpointUrl output's endpoint
     out, _ = capsys.readouterr()
     assert status == 0
@@ -172,7 +178,7 @@ def test_outputs_without_the_endpoint_fail_clearly(
     outputs = tmp_path / "outputs.json"
     outputs.write_text(content, encoding="utf-8")
     # WHEN the smoke check reads them
-    status = smoke_check.main(["--stack-outputs", str(outputs)])
+    status = smoke_check_command(["--stack-outputs", str(outputs)])
     # THEN it fails with one line that says so
     _, err = capsys.readouterr()
     assert status == 1
@@ -184,7 +190,7 @@ def test_an_endpoint_that_does_not_answer_fails(
 ) -> None:
     # GIVEN a URL where nothing listens
     # WHEN the smoke check runs
-    status = smoke_check.main([f"http://127.0.0.1:{closed_port}/"])
+    status = smoke_check_command([f"http://127.0.0.1:{closed_port}/"])
     # THEN it fails, saying the GET got no answer
     _, err = capsys.readouterr()
     assert status == 1
@@ -196,7 +202,7 @@ def test_something_that_is_not_the_endpoint_fails(
 ) -> None:
     # GIVEN a URL that answers HTTP, but is not a Median tools endpoint (moto's server)
     # WHEN the smoke check runs
-    status = smoke_check.main([f"{moto_endpoint}/"])
+    status = smoke_check_command([f"{moto_endpoint}/"])
     # THEN it fails: the answer was not the endpoint's 401 mismatch
     _, err = capsys.readouterr()
     assert status == 1
@@ -207,7 +213,7 @@ def test_something_that_is_not_the_endpoint_fails(
 def test_a_url_that_is_not_http_is_refused(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN a URL that is not http(s)
     # WHEN the smoke check is given it
-    status = smoke_check.main([url])
+    status = smoke_check_command([url])
     # THEN it refuses it without sending anything
     _, err = capsys.readouterr()
     assert status == 1
@@ -235,7 +241,7 @@ def test_a_key_on_the_command_line_is_never_printed_to_the_ci_log(
 ) -> None:
     # GIVEN a workflow step that passes the key on the smoke check's command line
     # WHEN it runs
-    status = smoke_check.main(arguments)
+    status = smoke_check_command(arguments)
     # THEN it stops without sending anything, and its output, the CI log, never holds the key
     out, err = capsys.readouterr()
     assert status != 0

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from median_lambda._version import __version__
 from median_lambda.build.check import check
+from median_lambda.build.sources import DEVELOPER_PARTS
 from median_lambda.manifest.build import build_manifest
 from median_lambda.project.lock import locked_artifact_versions
+
+from tests.project_copy import copy_project
 
 if TYPE_CHECKING:
     from median_lambda.authoring.registry import Registry
@@ -98,7 +99,7 @@ def test_workspace_files_in_the_artifact_are_caught(artifact: Path, stray: str) 
 
 
 def test_bytecode_for_the_runtimes_python_is_welcome(artifact: Path) -> None:
-    # GIVEN bytecode that a build on Python 3.13 made (scripts/compile_artifact.py)
+    # GIVEN bytecode that a build on Python 3.13 made (median_lambda/build/compile.py)
     (artifact / "median_lambda" / "__pycache__").mkdir()
     (artifact / "median_lambda" / "__pycache__" / "app.cpython-313.pyc").write_bytes(b"")
     # WHEN it is checked
@@ -240,40 +241,62 @@ def test_a_file_of_handler_or_tools_the_build_would_not_copy_is_caught(artifact:
     # THEN the check names it, and the rules it breaks
     assert (
         f"{stray} is in the artifact, but the build copies only Python modules and the data files it names "
-        "(scripts/artifact_sources.py)"
+        "(median_lambda/build/sources.py)"
     ) in check(artifact, "arm64")
 
 
-def test_the_makefile_build_copies_handler_and_tools_by_their_rules(tmp_path: Path) -> None:
-    # GIVEN a project whose tools/ holds settings.toml, the local file, its example and an editor's backup of it
-    project = tmp_path / "project"
-    for name in (
-        "handler/app.py",
-        "tools/__init__.py",
-        "tools/settings.toml",
-        "tools/settings.local.toml",
-        "tools/settings.local.toml~",
-        "tools/settings.local.example.toml",
-    ):
-        (project / name).parent.mkdir(parents=True, exist_ok=True)
-        (project / name).write_text("")
-    # WHEN the copy step of the Makefile's build recipe (as `make -n` prints it) runs there
-    artifacts = tmp_path / "artifact"
-    artifacts.mkdir()
-    make, bash = shutil.which("make"), shutil.which("bash")
-    assert make and bash
-    recipe = subprocess.run(  # noqa: S603 - make with our own arguments, printing the recipe only
-        [make, "-n", "-o", ".venv/.installed", "build-MedianToolsFunction", f"ARTIFACTS_DIR={artifacts}"],
+# A tool of the project's own, as `make new-tool` writes one: the build imports it for the manifest.
+PING_TOOL = '''
+from pydantic import BaseModel
+
+from median_lambda import tool
+
+
+class PingInput(BaseModel):
+    text: str
+
+
+@tool(risk="low")
+def ping(args: PingInput) -> dict[str, str]:
+    """Answer with the text it is given."""
+    return {"text": args.text}
+'''
+
+
+def test_make_builds_the_project_and_the_librarys_runtime_and_check_artifact_passes_it(tmp_path: Path) -> None:
+    # GIVEN a project with a tool, settings.toml, this machine's local settings, their example and an editor's backup
+    project = copy_project(tmp_path / "project")
+    project.write("tools/ping.py", PING_TOOL)
+    for name in ("settings.toml", "settings.local.toml", "settings.local.toml~", "settings.local.example.toml"):
+        project.write(f"tools/{name}", "")
+    # WHEN sam build's target builds it, as `make build` has sam run it in the project's folder
+    artifact = tmp_path / "artifact"
+    built = project.make("build-MedianToolsFunction", f"ARTIFACTS_DIR={artifact}")
+    # THEN the artifact holds handler/, the tools and their settings.toml, median_lambda's runtime and what
+    # GET serves; no local file, and none of median-lambda's developer's parts (CLI, testing kit, dev server)
+    assert built.returncode == 0, built.stdout + built.stderr
+    files = {path.relative_to(artifact).as_posix() for path in artifact.rglob("*") if path.is_file()}
+    assert {"handler/app.py", "tools/__init__.py", "tools/ping.py", "tools/settings.toml"} <= files
+    assert {"median_lambda/app.py", "median_lambda/manifest.json", "median_lambda/stages.txt"} <= files
+    assert not [name for name in files if "settings.local" in name]
+    assert [part for part in DEVELOPER_PARTS if (artifact / "median_lambda" / part).exists()] == []
+    assert json.loads((artifact / "median_lambda" / "manifest.json").read_text())["tools"][0]["name"] == "ping"
+    # AND `median check-artifact`, which CI runs before a deploy, finds nothing wrong with it
+    checked = project.median("check-artifact", str(artifact))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "OK: handler/, tools/ and the prebuilt manifest" in checked.stdout
+
+
+def test_the_build_target_outside_sam_build_says_what_to_run() -> None:
+    # GIVEN the Makefile's target for sam build, run by hand, without the folder SAM names
+    # WHEN make reads it
+    made = subprocess.run(
+        ["make", "-n", "build-MedianToolsFunction"],  # noqa: S607
         cwd=ROOT,
         capture_output=True,
         text=True,
-        check=True,
-    ).stdout
-    (copy_step,) = [line for line in recipe.splitlines() if "-m median_lambda.build.sources" in line]
-    copy_step = copy_step.replace(".venv/bin/python", sys.executable)
-    # The repository's own scripts/, run on the project's files: the working directory is the project.
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([bash, "-c", copy_step], cwd=project, check=True, env=env)  # noqa: S603 - the Makefile's own line
-    # THEN the artifact has the tools and their settings.toml, and no local file
-    copied = {path.relative_to(artifacts).as_posix() for path in artifacts.rglob("*") if path.is_file()}
-    assert copied == {"handler/app.py", "tools/__init__.py", "tools/settings.toml"}
+        check=False,
+    )
+    # THEN it stops, saying which command builds
+    assert made.returncode != 0
+    assert "ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target" in made.stderr

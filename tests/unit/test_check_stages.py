@@ -116,7 +116,7 @@ def test_check_prints_the_value_each_stage_gets_and_where_it_comes_from(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN settings per stage, a template that overrides one for every deploy, and samconfig's two stages
-    # WHEN `python -m median_lambda check` runs
+    # WHEN `median check` runs
     code = main(["check"])
     # THEN it passes, and shows every stage a deploy serves, each value with its source
     assert code == 0, capsys.readouterr().err
@@ -147,7 +147,7 @@ def test_a_stage_samconfig_deploys_without_a_table_is_named_with_the_config_env(
 ) -> None:
     # GIVEN a config-env whose Stage= is a typo of a table's name
     project.write("samconfig.toml", SAMCONFIG.replace("Stage=production", "Stage=prodution"))
-    # WHEN `python -m median_lambda check` runs
+    # WHEN `median check` runs
     code = main(["check"])
     # THEN it fails on that stage alone, naming what deploys it and the fix
     assert code == 1
@@ -168,7 +168,7 @@ def test_a_template_variable_under_a_settings_own_name_is_named_with_the_rename(
 ) -> None:
     # GIVEN a template that sets a setting under its own name, as this project read settings before
     project.write("template.yaml", TEMPLATE.replace("MEDIAN_SETTING_PARCELS_TABLE: !Ref", "PARCELS_TABLE: !Ref"))
-    # WHEN `python -m median_lambda check` runs (and so the build)
+    # WHEN `median check` runs (and so the build)
     code = main(["check", "--no-local"])
     # THEN it fails: deployed, the variable would be ignored and settings.toml's "parcels" read instead
     assert code == 1

@@ -1,4 +1,4 @@
-"""`python -m median_lambda`: signing, the events for sam local, and keys kept out of argv."""
+"""`median`, median-lambda's command line: its commands, signing, sam local's events, and keys kept out of argv."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import contextlib
 import io
 import json
 import os
+import re
 import string
 import subprocess
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -22,19 +24,30 @@ from median_lambda.project.sam_config import load_template
 from median_lambda.request.signature import matches, parse_header
 from median_lambda.testing import TEST_KEY, FakeLambdaContext
 
-if TYPE_CHECKING:
-    from pathlib import Path
+from tests.project_copy import copy_project
 
+if TYPE_CHECKING:
     from median_lambda.authoring.registry import Registry
 
 TICKET_INPUT = '{"ticketNumber":"TCK-1042"}'
+REPO = Path(__file__).resolve().parents[2]
+# The console script median-lambda installs, which the Makefile's targets run: the venv's own.
+MEDIAN = Path(sys.executable).with_name("median")
+# What a user of the project reaches for, each a command of `median`.
+USERS_COMMANDS = [
+    *("serve", "new-tool", "test-tools", "check", "manifest", "stages"),
+    *("call", "sign", "event", "local-env"),
+    *("build", "validate", "deploy", "delete", "check-artifact", "smoke-check"),
+    *("local invoke", "local start-api", "local check"),
+    *("lock", "audit", "upgrade", "lint-workflows", "remove-examples", "tool-venv", "build-artifact"),
+]
 
 
 def run_cli(
     *arguments: str, env: dict[str, str] | None = None, stdin: bytes = b""
 ) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(  # noqa: S603 - this project's own CLI, no shell
-        [sys.executable, "-m", "median_lambda", *arguments],
+        [str(MEDIAN), *arguments],
         input=stdin,
         capture_output=True,
         env={**os.environ, **(env or {})},
@@ -57,8 +70,69 @@ def test_sign_prints_a_header_that_verifies(from_stdin: bool) -> None:
     assert not matches(header, "mk_other_key", body.encode())
 
 
+def test_median_help_lists_every_command_a_user_runs() -> None:
+    # GIVEN the installed `median`, as the Makefile and a user's shell run it
+    # WHEN asked for help
+    result = run_cli("--help")
+    # THEN it lists every command, each with what it does, and how to learn more
+    listed = result.stdout.decode()
+    assert result.returncode == 0, result.stderr
+    for command in USERS_COMMANDS:
+        assert re.search(rf"^  {re.escape(command)}  +\S", listed, re.MULTILINE), f"{command} is not listed"
+    assert "median COMMAND --help" in listed
+
+
+def test_every_make_target_runs_a_median_command_that_exists() -> None:
+    # GIVEN each target `make help` lists, as make would run it (printed, not run)
+    shown = subprocess.run(["make", "-s", "help"], cwd=REPO, capture_output=True, text=True, check=True)  # noqa: S607
+    targets = re.findall(r"^  make (\S+)", shown.stdout, re.MULTILINE)
+    listed = run_cli("--help").stdout.decode()
+    called = {}
+    for target in targets:
+        recipe = subprocess.run(  # noqa: S603 - make, printing this repository's recipes only
+            ["make", "-n", "-o", ".venv/.installed", target, "NAME=x", "ARTIFACTS_DIR=/nonexistent"],  # noqa: S607
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for line in recipe.splitlines():
+            if line.startswith(".venv/bin/median "):
+                called[target] = " ".join(line.split()[1:3])
+    # THEN every median command a target runs is one `median --help` lists: none names one that is gone
+    assert {"serve", "check", "build", "validate", "deploy", "invoke", "start-api", "call", "lock", "upgrade"} <= set(
+        called
+    )
+    for target, command in called.items():
+        name = command if command.startswith("local ") else command.split()[0]
+        assert re.search(rf"^  {re.escape(name)}  ", listed, re.MULTILINE), f"make {target} runs median {command}"
+
+
+def test_make_event_passes_tool_and_input_to_median_intact(tmp_path: Path) -> None:
+    # GIVEN a project, and an input whose JSON holds both quotes, spaces and a shell's special characters
+    project = copy_project(tmp_path / "project")
+    tool_input = '{"note": "it\'s \\"50% off\\" & `date`; exit 1", "count": 2}'
+    # WHEN `make event` writes the event for sam local, as the README has a user run it
+    made = project.make("event", "TOOL=ticketStatus", f"INPUT={tool_input}")
+    # THEN the event's body calls that tool with that input, as given, and env.json is written beside it
+    assert made.returncode == 0, made.stdout + made.stderr
+    body = json.loads(json.loads((project.root / "events" / "ticketStatus.json").read_text())["body"])
+    assert (body["tool"], body["input"]) == ("ticketStatus", json.loads(tool_input))
+    assert (project.root / "events" / "env.json").is_file()
+
+
 # Where a key typed on the command line may sit: every command, before or after its own arguments.
-COMMANDS = [["sign"], ["sign", "--body", "{}"], ["call", "http://127.0.0.1:9/"], ["event"], ["local-env"], ["check"]]
+COMMANDS = [
+    ["sign"],
+    ["sign", "--body", "{}"],
+    ["call", "http://127.0.0.1:9/"],
+    ["event"],
+    ["local-env"],
+    ["check"],
+    ["smoke-check", "https://example.com/"],
+    ["local", "invoke"],
+    ["deploy"],
+]
 LONG_KEY_OPTIONS = ["--key", "--median-key", "--secret"]
 # Each long option, and each abbreviation or extension of it someone might type.
 KEY_OPTION_NAMES = sorted(
@@ -142,7 +216,7 @@ def test_an_argparse_error_still_names_the_option_at_fault(capsys: pytest.Captur
     # THEN the message names the option and where to read the usage, with the value hidden
     err = capsys.readouterr().err
     assert status == 2
-    assert "argument --pretty" in err and "python -m median_lambda manifest --help" in err
+    assert "argument --pretty" in err and "median manifest --help" in err
     assert "mk_live_do_not_leak" not in err
 
 

@@ -1,4 +1,4 @@
-"""`make deploy`'s preflight checks the stage it deploys before anything reaches AWS: a stage settings.toml does
+"""`make deploy` (`median deploy`) checks the stage it deploys before anything is built or reaches AWS: a stage settings.toml does
 not have, or a setting without a value in it, stops the deploy with the stage, the variable and the fix; so does
 a value samconfig.toml passes for a parameter the template does not have, which sam deploy would drop."""
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from median_lambda.authoring.settings import forget_configuration
-from median_lambda.cli.preflight import main
+from median_lambda.cli.commands import main
 from median_lambda.protocol import TOOLS_PACKAGE_ENV
 
 if TYPE_CHECKING:
@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from median_lambda.authoring.registry import Registry
+
+def deploy(config: Path) -> int:
+    """`median deploy` as `make deploy` runs it, with this samconfig.toml: the preflight stops it before sam runs."""
+    return main(["deploy", "--config-file", str(config)])
+
 
 TOOL = '''
 from pydantic import BaseModel
@@ -94,7 +99,7 @@ def test_the_default_stage_without_its_values_stops_the_deploy_naming_each_and_t
     # GIVEN samconfig.toml naming no Stage: `make deploy` deploys the template's default, `default`
     config = samconfig(project, None)
     # WHEN the preflight runs
-    status = main(["--config", str(config)])
+    status = deploy(config)
     # THEN it refuses before any AWS call, naming the stage, each setting and where to set it
     assert status == 1
     error = capsys.readouterr().err
@@ -114,7 +119,7 @@ def test_a_misspelt_stage_stops_the_deploy_with_the_stages_there_are(
     # GIVEN samconfig.toml deploying Stage=prodution
     config = samconfig(project, "prodution")
     # WHEN the preflight runs
-    status = main(["--config", str(config)])
+    status = deploy(config)
     # THEN it refuses: a function deployed as it would refuse every request
     assert status == 1
     error = capsys.readouterr().err
@@ -126,7 +131,7 @@ def test_a_stage_with_every_value_goes_on_to_the_aws_checks(project: Path, capsy
     # GIVEN samconfig.toml deploying Stage=production, whose table holds every value
     config = samconfig(project, "production")
     # WHEN the preflight runs, on a machine without AWS configured
-    status = main(["--config", str(config)])
+    status = deploy(config)
     # THEN the stage passes, and the next check (the region) is the one that stops it
     assert status == 1
     error = capsys.readouterr().err
@@ -140,7 +145,7 @@ def test_a_value_for_a_parameter_the_template_writes_out_stops_the_deploy_saying
     # GIVEN samconfig.toml from before memory and SnapStart were written in the template, still passing them
     config = samconfig(project, "production", "FunctionMemorySize=1024", "EnableSnapStart=true")
     # WHEN the preflight runs
-    status = main(["--config", str(config)])
+    status = deploy(config)
     # THEN it refuses before anything else, naming each value, where it is written now, and why it
     # matters: sam deploy would drop it, and deploy the template's memory without a word
     assert status == 1

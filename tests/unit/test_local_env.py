@@ -1,4 +1,4 @@
-"""`python -m median_lambda local-env`: sam local's env.json carries the configuration `make serve` sees."""
+"""`median local-env`: sam local's env.json carries the configuration `make serve` sees."""
 
 from __future__ import annotations
 

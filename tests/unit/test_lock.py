@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 from median_lambda.project.lock import (
@@ -20,17 +21,15 @@ from median_lambda.project.lock import (
     uv_requirement,
 )
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
 STALE = "uv.lock does not match pyproject.toml: run `make lock` and commit uv.lock"
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """pyproject.toml and uv.lock as committed, in a folder of the test's own."""
+    """pyproject.toml and uv.lock as committed, in a folder of the test's own, beside the library they name."""
     for name in ("pyproject.toml", "uv.lock"):
         shutil.copy2(ROOT / name, tmp_path / name)
+    (tmp_path / "median-lambda").symlink_to(ROOT / "median-lambda", target_is_directory=True)
     return tmp_path
 
 
@@ -53,12 +52,12 @@ def test_the_committed_lock_matches_pyproject() -> None:
     [
         (
             "a tool's new runtime dependency",
-            '    "pydantic>=2.14,<3",\n',
-            '    "pydantic>=2.14,<3",\n    "python-dateutil>=2.9",\n',
+            '    "httpx>=0.28,<1",\n',
+            '    "httpx>=0.28,<1",\n    "python-dateutil>=2.9",\n',
         ),
-        ("a raised lower bound", '"wrapt>=1.16"', '"wrapt>=99"'),
-        ("a dependency removed", '    "hypothesis>=6.120",\n', ""),
-        ("a new group", "\nlint = [", '\ndocs = ["pyyaml>=6"]\nlint = ['),
+        ("a raised lower bound", '"httpx>=0.28,<1"', '"httpx>=99,<100"'),
+        ("a dependency removed", '    "ruff>=0.9",\n', ""),
+        ("a new group", "\n[dependency-groups]\n", '\n[dependency-groups]\ndocs = ["pyyaml>=6"]\n'),
     ],
 )
 def test_a_change_to_pyproject_without_make_lock_names_make_lock(
@@ -69,6 +68,22 @@ def test_a_change_to_pyproject_without_make_lock_names_make_lock(
     # WHEN the lock is checked
     # THEN the answer is the one line that says what to run
     assert stale_lock_problem(project) == STALE
+
+
+def test_make_lint_stops_on_a_stale_lock_naming_make_lock(project: Path) -> None:
+    # GIVEN a new dependency in pyproject.toml, and uv.lock left as it was
+    edit_pyproject(project, '    "httpx>=0.28,<1",\n', '    "httpx>=0.28,<1",\n    "python-dateutil>=2.9",\n')
+    # WHEN `make lint`'s first step, `median lock --check`, runs in the project
+    checked = subprocess.run(  # noqa: S603 - the venv's median, with arguments of our own
+        [str(Path(sys.executable).with_name("median")), "lock", "--check"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # THEN it fails, with the one line that says what to run
+    assert checked.returncode == 1
+    assert checked.stderr.strip() == f"error: {STALE}"
 
 
 def test_a_missing_lock_names_make_lock(project: Path) -> None:

@@ -181,13 +181,35 @@ def test_the_deploy_authenticates_by_oidc_for_a_role_and_deploys_through_cloudfo
     # it: the one make installs from tooling/sam-cli.txt, not another from an action or an installer.
     runs = [step.get("run", "") for step in steps("deploy-stage.yml", "deploy")]
     assert not any("sam build" in run for run in runs)
-    assert make_targets("deploy-stage.yml", "deploy") == ["sam-cli"]
+    assert make_targets("deploy-stage.yml", "deploy") == ["install", "sam-cli"]
     assert not [step for step in steps("deploy-stage.yml", "deploy") if "setup-sam" in step.get("uses", "")]
     assert not [run for run in runs if re.search(r"(^|[\s;&|($])sam\s", run)], "a `sam` from PATH, not .venv/sam-cli's"
     assert sum(".venv/sam-cli/bin/sam " in run for run in runs) == 2  # sam deploy, sam list stack-outputs
     assert action_step("deploy-stage.yml", "deploy", "actions/download-artifact")["with"]["name"] == "sam-build"
     upload = action_step("checks.yml", "checks", "actions/upload-artifact")
     assert upload["with"]["name"] == "sam-build" and upload["if"] == "inputs.upload-build"
+
+
+def test_the_smoke_check_runs_from_the_projects_venv_on_the_stacks_outputs() -> None:
+    # GIVEN the stage's deploy job
+    [smoke] = [step for step in steps("deploy-stage.yml", "deploy") if step.get("id") == "smoke"]
+    installed = [
+        index for index, step in enumerate(steps("deploy-stage.yml", "deploy")) if "install" in make_targets_of(step)
+    ]
+    # THEN it runs median's smoke check, from the venv `make install` made before it, on the stack's outputs
+    assert installed and installed[0] < steps("deploy-stage.yml", "deploy").index(smoke)
+    assert ".venv/bin/median smoke-check --stack-outputs stack-outputs.json" in smoke["run"]
+    assert smoke["env"]["MEDIAN_KEY"] == "${{ secrets.MEDIAN_KEY }}"
+
+
+def test_ci_runs_make_targets_and_median_commands_never_a_modules_path() -> None:
+    # GIVEN every workflow and .ci/run
+    scripts = {path.name: path.read_text(encoding="utf-8") for path in WORKFLOWS.glob("*.yml")}
+    scripts[".ci/run"] = (WORKFLOWS.parents[1] / ".ci" / "run").read_text(encoding="utf-8")
+    # THEN none runs a module of median-lambda by its path, which a new version may move: the library's
+    # commands are `median`'s, as a user runs them
+    for name, text in scripts.items():
+        assert not re.search(r"python3? -m median_lambda", text), name
 
 
 def test_the_weekly_mutation_run_measures_every_guarding_module_and_keeps_its_table() -> None:
