@@ -25,7 +25,7 @@ from median_lambda.cli.arguments import BadArguments, QuietParser, parse_quietly
 from median_lambda.cli.errors import Failed, UsageError
 from median_lambda.cli.requests import CALL_TIMEOUT_SECONDS, KEY_ENV, KEY_FILE_HELP
 from median_lambda.project.lock import LockError
-from median_lambda.project.tool_venv import ToolVenvError
+from median_lambda.project.tool_venv import TOOLS, ToolVenvError
 from median_lambda.runtime.env import library_version
 
 if TYPE_CHECKING:
@@ -343,7 +343,7 @@ def parser() -> QuietParser:
     commands.add("lint-workflows", _lint_workflows, "Check .github/: GitHub's schemas and zizmor's audits, offline")
     commands.add("remove-examples", _remove_examples, "Delete the examples' blocks in template.yaml and settings")
     tool_venv = commands.add("tool-venv", _tool_venv, "Install a developer tool's venv as median-lambda pins it")
-    tool_venv.add_argument("name", metavar="NAME", help="sam-cli, checkov, workflow-lint or copier")
+    tool_venv.add_argument("name", metavar="NAME", choices=tuple(TOOLS), help=", ".join(TOOLS))
 
     build_artifact = commands.add(
         "build-artifact", _build_artifact, "Build the function's artifact into DIR (sam build runs it)"

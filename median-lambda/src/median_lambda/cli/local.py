@@ -130,8 +130,8 @@ def _sam_local(arguments: argparse.Namespace, build_dir: Path, overrides: str, *
 
 def command_invoke(arguments: argparse.Namespace) -> int:
     """sam local invoke with a freshly signed event: --tool orderStatus --input '{...}', or a GET."""
+    overrides = _overrides(arguments)  # a mistyped --arch or override is named before anything else
     _need_a_container()
-    overrides = _overrides(arguments)
     build_dir = local_build(arguments.arch)
     write_local_env()
     event = write_event(arguments)
@@ -142,8 +142,8 @@ def command_start_api(arguments: argparse.Namespace) -> int:
     """sam local start-api on http://127.0.0.1:3001 (--port, or PORT=), verifying with the local dev key."""
     from median_lambda.cli.port_free import main as port_free
 
-    _need_a_container()
     overrides = _overrides(arguments)
+    _need_a_container()
     port = arguments.port
     if port_free([str(port), f"PORT={port + 100} make start-api"]) != 0:
         return 1
