@@ -1,6 +1,7 @@
-"""`make deploy` (`median deploy`) checks the stage it deploys before anything is built or reaches AWS: a stage settings.toml does
-not have, or a setting without a value in it, stops the deploy with the stage, the variable and the fix; so does
-a value samconfig.toml passes for a parameter the template does not have, which sam deploy would drop."""
+"""`make deploy` (`median deploy`) checks the stage it deploys before anything is built or reaches AWS: a stage
+settings.toml does not have, or a setting without a value in it, stops the deploy with the stage, the variable and
+the fix; so does a value samconfig.toml passes for a parameter the template does not have, which sam deploy would
+drop."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from median_lambda.authoring.registry import Registry
+
 
 def deploy(config: Path) -> int:
     """`median deploy` as `make deploy` runs it, with this samconfig.toml: the preflight stops it before sam runs."""
