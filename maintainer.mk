@@ -22,6 +22,7 @@ lint-library: $(INSTALLED)
 	cd $(LIBRARY) && $(CURDIR)/$(BIN)/mypy
 	cd $(LIBRARY) && $(CURDIR)/$(BIN)/lint-imports
 	$(BIN)/python -m median_lambda.project.lock check-tooling
+	$(BIN)/python -m median_lambda.project.lock check-tooling --directory maintainers/tooling
 format: format-library
 format-library: $(INSTALLED)
 	cd $(LIBRARY) && $(CURDIR)/$(BIN)/ruff check --fix . && $(CURDIR)/$(BIN)/ruff format .
@@ -30,6 +31,7 @@ lock: lock-tooling
 lock-tooling: $(UV_INSTALLED)
 	$(LOCKING_VENV)
 	$(BIN)/python -m median_lambda.project.lock tooling $(UPGRADE)
+	$(BIN)/python -m median_lambda.project.lock tooling --directory maintainers/tooling $(UPGRADE)
 clean: clean-library
 clean-library:
 	cd $(LIBRARY) && rm -rf .mypy_cache .ruff_cache .import_linter_cache
@@ -86,16 +88,16 @@ screenshot: $(INSTALLED) ## Retake docs/inspector.png from the inspector as it i
 # Slow (tens of minutes), so never part of `make test` or .ci/run: the weekly workflow runs it.
 # MODULES="signature rules" measures only those. One worker, at the lowest priority.
 # mutmut runs the tests in its own interpreter: its venv is the dev venv, as uv.lock pins it, with
-# mutmut added as the library's tooling/mutmut.py.lock pins it, every file's hash checked.
+# mutmut added as maintainers/tooling/mutmut.py.lock pins it, every file's hash checked.
 MUTATION_VENV := $(VENV)/mutmut
 MUTATION_INSTALLED := $(MUTATION_VENV)/.installed
-MUTMUT_LOCK := $(LIBRARY)/src/median_lambda/project/tooling/mutmut.py.lock
+MUTMUT_LOCK := maintainers/tooling/mutmut.py.lock
 .PHONY: mutate
 
 $(MUTATION_INSTALLED): pyproject.toml uv.lock $(MUTMUT_LOCK) $(INSTALLED)
 	$(PYTHON) -m venv $(MUTATION_VENV)
 	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(MUTATION_VENV) $(UV) sync --quiet --locked || $(STALE_LOCK)
-	$(BIN)/python -m median_lambda.project.lock tool-requirements mutmut > $(MUTATION_VENV)/mutmut-requirements.txt
+	$(BIN)/python -m median_lambda.project.lock tool-requirements --directory maintainers/tooling mutmut > $(MUTATION_VENV)/mutmut-requirements.txt
 	$(UV_ENV) $(UV) pip install --quiet --python $(MUTATION_VENV)/bin/python --require-hashes $(MUTATION_VENV)/mutmut-requirements.txt
 	@touch $@
 

@@ -78,7 +78,7 @@ def test_a_project_holds_none_of_the_maintainers_tools(defaults: Path) -> None:
     present = {str(path.relative_to(defaults)) for path in defaults.rglob("*")}
     # THEN the template's own tools, suites and CI stayed behind, and the project's answers are kept for updates
     maintainers = ("bench", "maintainer.mk", "tests/unit", "tests/integration", "tests/browser", ".ci", "LICENSE")
-    maintainers += ("maintainers/mutate.py", "tooling/mutmut.py", ".github/workflows/mutation.yml")
+    maintainers += ("maintainers/mutate.py", "maintainers/tooling/mutmut.py", ".github/workflows/mutation.yml")
     assert not present & set(maintainers)
     assert not any(name.endswith(".jinja") for name in present)
     answers = yaml.safe_load((defaults / ".copier-answers.yml").read_text(encoding="utf-8"))

@@ -31,7 +31,7 @@ PACKAGES = ("handler", "tools")
 # The library's parts that run only on a developer's machine or in CI: the testing kit and the
 # contract suite, the dev server and its inspector, the CLI and what it drives. The artifact holds
 # the rest of median_lambda/, the runtime, and `median build-artifact` refuses one of these there.
-DEVELOPER_PARTS = ("testing", "contract", "devserver", "cli", "build", "deploy", "project", "rules.py", "__main__.py")
+DEVELOPER_PARTS = ("testing", "contract", "devserver", "cli", "build", "project", "rules.py", "__main__.py")
 # The data files the framework itself reads, relative to the project.
 FRAMEWORK_DATA = ("tools/settings.toml",)
 # A machine's own, an editor's leftovers, or a key: never in the artifact, whatever a rule says.

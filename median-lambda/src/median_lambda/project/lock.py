@@ -176,15 +176,24 @@ def locked_artifact_versions(machine: str, project: Path = ROOT) -> dict[str, st
 
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else ""
+    arguments = argv[1:]
+    # --directory DIR: tools declared elsewhere than the library's own tooling/ (the maintainers' mutmut).
+    directory = TOOLING
+    if arguments[:1] == ["--directory"] and len(arguments) >= 2:
+        directory, arguments = Path(arguments[1]), arguments[2:]
     try:
-        if command == "tooling":
-            lock_tooling(argv[1:])
-        elif command == "tool-requirements" and len(argv) == 2:
-            print(tool_requirements(argv[1]), end="")
+        if command == "uv-requirement":
+            print(uv_requirement())
+        elif command == "artifact-requirements":
+            print(artifact_requirements(), end="")
+        elif command == "tooling":
+            lock_tooling(arguments, directory)
+        elif command == "tool-requirements" and len(arguments) == 1:
+            print(tool_requirements(arguments[0], directory), end="")
         elif command in ("check", "check-tooling"):
-            # check-tooling: the library's own locks of its tools, in the template repository.
+            # check-tooling: the locks of the tools declared in `directory`, in the template repository.
             problems = [problem for problem in [stale_lock_problem()] if problem] if command == "check" else []
-            problems += stale_tooling_problems() if command == "check-tooling" else []
+            problems += stale_tooling_problems(directory) if command == "check-tooling" else []
             if problems:
                 print("\n".join(problems), file=sys.stderr)
                 return 1
