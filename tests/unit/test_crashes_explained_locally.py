@@ -203,7 +203,7 @@ def test_a_crash_outside_the_tool_is_printed_whole(
     assert CUSTOMER_NOTE not in str(answer.body)
     assert "The request crashed; its answer is 500 internal_error, reference " in printed
     assert f"RuntimeError: lookup service down for {CUSTOMER_NOTE}" in printed
-    assert "in looked_up" in printed and "handler/app.py" in printed
+    assert "in looked_up" in printed and "median_lambda/app.py" in printed
 
 
 def test_a_tool_that_declines_prints_nothing(

@@ -160,7 +160,7 @@ def contract_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # -o: the venv counts as installed, as it is (it is the one running this test).
     make = ["make", "--no-print-directory", "-o", ".venv/.installed", "build-MedianToolsFunction"]
     built = subprocess.run(  # noqa: S603 - make, on the project's own target, with our own arguments
-        [*make, f"ARTIFACTS_DIR={artifact}", "UV=true"],
+        [*make, f"ARTIFACTS_DIR={artifact}"],
         cwd=copy,
         env=environment,
         capture_output=True,

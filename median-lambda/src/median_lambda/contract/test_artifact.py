@@ -3,10 +3,8 @@ median-lambda's runtime, the manifest GET answers, prebuilt, and nothing of your
 
 The build is the project's own Makefile target, `build-MedianToolsFunction`, which `sam build`
 runs (template.yaml: BuildMethod makefile), run in a copy of the project with the files an editor
-leaves beside tools/settings.local.toml. One step is left out, through make's own variable:
-installing the runtime wheels (`UV=true`), which fetches and unpacks ~20 MB and is what `make
-build` and scripts/check_artifact.py check on every build, in CI too. Every other step runs as
-`sam build` runs it: the sync-rule check, the copy, the bytecode, the prebuilt manifest.
+leaves beside tools/settings.local.toml, every step as `sam build` runs it: the sync-rule check,
+the copy, the locked wheels, the bytecode, the prebuilt manifest.
 """
 
 from __future__ import annotations
