@@ -45,18 +45,11 @@ if TYPE_CHECKING:
     from types import FrameType
 
 _HAS_ITIMER = hasattr(signal, "setitimer")  # not on Windows, where `make serve` may run
-# The handler now in place, checked before every limit is armed. signal.getsignal converts it to
-# a `Handlers` enum member, which for a function (ours) means raising and catching a ValueError
-# whose message holds the function's repr. The C function it wraps, CPython's private
-# `_signal.getsignal`, answers the same, the handlers as they were installed (SIG_DFL as the int
-# 0, which `== signal.SIG_DFL`); the public one where it is missing. It holds up two of make
-# bench's targets (bench/README.md, "Simple where a microsecond is all it buys"): with the public
-# one, "warm POST" went 4.93x -> 5.49x its floor (target 5x) and "warm POST against the peer's"
-# 0.93x -> 1.01x (target 1.0x); the check alone costs 0.37x the floor.
-try:
-    from _signal import getsignal as _installed_handler  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - every CPython has it; another Python may not
-    _installed_handler = signal.getsignal
+# The handler now in place is read with the public signal.getsignal before every limit is armed.
+# On Python 3.13, the runtime's, it answers a function handler (ours) as it is, with no enum
+# conversion (earlier Pythons raised and caught a ValueError for one): make bench's idea rows put
+# the check on the warm POST floor at 1.03x with it and 1.01x with CPython's private
+# `_signal.getsignal`, ~0.15 us of an ~87 us warm POST (0.2%): no reason left for the private one.
 _MAIN_THREAD_ID = threading.main_thread().ident
 # An interrupting limit past its time raises again this often while its code goes on.
 REPEAT_SECONDS = 0.05
@@ -130,7 +123,7 @@ def usable() -> bool:
     """Whether limits can be armed here: the main thread, an interval timer, SIGALRM ours or no one's."""
     if not _HAS_ITIMER or threading.get_ident() != _MAIN_THREAD_ID:
         return False
-    current = _installed_handler(signal.SIGALRM)
+    current = signal.getsignal(signal.SIGALRM)
     if current is _on_alarm:
         return True
     if current == signal.SIG_DFL:
