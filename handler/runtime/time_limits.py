@@ -34,7 +34,9 @@ raises in this module's own code, whose caller would be left without the limit t
 Signals reach only the main thread, where Lambda calls the handler: elsewhere (`make serve`'s
 threads, a test calling from a thread) nothing is armed, `arm` answers None, and a caller falls
 back (a tool to a worker thread; an outbound call to its per-step bounds). A SIGALRM handler
-that something else installed is left alone, the same way.
+that something else installed (a tool's library, for timeouts of its own) is left alone, the
+same way, and said once per container, a warning and the metric TimeLimitsDegraded: every limit
+is degraded there, and a tool stopped at its deadline runs on (docs/security.md).
 
 Light to import: a cold GET's key read is bounded by it.
 """
@@ -183,6 +185,8 @@ def _callee(instructions: list[Instruction], call: int) -> str | None:
 
 _limits: list[Limit] = []  # armed, outermost first
 _timer_at = _NEVER  # when the interval timer is set to fire, by time.monotonic()
+# Whether this container has said that SIGALRM is another's: once, at the first limit it could not arm.
+_other_owner_said = False
 
 
 def usable() -> bool:
@@ -196,7 +200,37 @@ def usable() -> bool:
         # Installed once and left in place: signal.signal costs more than the rest put together.
         signal.signal(signal.SIGALRM, _on_alarm)
         return True
-    return False  # a tool's own code uses SIGALRM: leave it alone
+    if not _other_owner_said:  # a tool's own code uses SIGALRM: leave it alone, and say what that costs
+        _say_sigalrm_is_anothers(current)
+    return False
+
+
+def _say_sigalrm_is_anothers(current: object) -> None:
+    """Warn, once per container, that no limit can be armed here, naming the handler in place; count it."""
+    global _other_owner_said
+    _other_owner_said = True
+    from handler.runtime import observability
+
+    if current == signal.SIG_IGN:
+        owner = "SIG_IGN: ignored"
+    elif current is None:
+        owner = "one not installed from Python"
+    else:
+        owner = f"{getattr(current, '__module__', '?')}.{getattr(current, '__qualname__', repr(current))}"
+    observability.logger.warning(
+        f"SIGALRM has a handler of another's ({owner}), so this container arms no time limit: each call "
+        "is bounded by its steps' timeouts only, and a tool stopped at its deadline goes on running in a "
+        "worker thread, into the next requests, its writes landing under their ids. Leave SIGALRM to the "
+        "handler (docs/security.md). Said once per container",
+        extra={"sigalrm_handler": owner},
+    )
+    observability.record_time_limits_degraded()
+
+
+def forget_what_was_said() -> None:
+    """Say again that SIGALRM is another's, at the next limit that cannot be armed: a fresh container's (tests)."""
+    global _other_owner_said
+    _other_owner_said = False
 
 
 def arm(
