@@ -50,7 +50,6 @@ from typing import TYPE_CHECKING, Any
 
 from handler.calls.deadline import ToolTimedOut, call_within, in_worker_thread
 from handler.protocol import ASYNC_CANCEL_GRACE_SECONDS
-from handler.runtime import time_limits
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -134,23 +133,24 @@ def _stopped(loop: _ContainerLoop) -> None:
 
 
 def _close(loop: _ContainerLoop) -> None:
-    """Close a stopped loop, as asyncio.Runner does, within LOOP_CLOSING_SECONDS where a time limit can be armed.
+    """Close a stopped loop, as asyncio.Runner does, within LOOP_CLOSING_SECONDS.
 
     Its connections are aborted first, so that their sockets are closed at its first turn, whatever
     its tasks then do. Runner.close cancels the tasks and runs the loop until they end, which a task
-    that ignores its cancellation never does: past LOOP_CLOSING_SECONDS it is stopped (its task
-    then collected with the loop), and Runner.close's own `finally` closes the loop all the same.
+    that ignores its cancellation never does: past LOOP_CLOSING_SECONDS it is stopped where a time
+    limit can be armed (its task then collected with the loop), and Runner.close's own `finally`
+    closes the loop all the same; elsewhere it is left to end in a thread of its own.
     """
     tool_loop = loop.runner.get_loop()
     if isinstance(tool_loop, _ToolLoop):
         tool_loop.cut_connections(every=True)
-    # ToolTimedOut: the loop is closed all the same (Runner.close's `finally`). Any other: a task's
-    # cleanup failing is the stopped tool's, whose call is answered already.
+    # ToolTimedOut: the loop is closed all the same (Runner.close's `finally`), or will be, in the thread
+    # left closing it. Any other: a task's cleanup failing is the stopped tool's, whose call is answered.
     with contextlib.suppress(Exception):
-        if time_limits.usable():
+        if _a_loop_runs_here():  # asyncio runs one loop per thread: this one is closed beside it
+            in_worker_thread(LOOP_CLOSING_SECONDS, loop.runner.close, {})
+        else:  # under a time limit, or where none can be armed, in a thread of its own left to end
             call_within(LOOP_CLOSING_SECONDS, loop.runner.close, {})
-        else:  # the worker thread the tool ran in, which is the stopped tool's own now
-            loop.runner.close()
 
 
 def _unreported(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

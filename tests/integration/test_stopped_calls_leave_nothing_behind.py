@@ -52,6 +52,9 @@ async def stuck(args: Nothing) -> str:
     reader, writer = await asyncio.open_connection("127.0.0.1", int(os.environ["CARRIER_PORT"]))
     if os.environ["MISBEHAVIOUR"] == "blocks its event loop":
         time.sleep(60)
+    if os.environ["MISBEHAVIOUR"] == "blocks its event loop for a second":
+        time.sleep(1)
+        return "late"
     while True:
         try:
             await asyncio.sleep(60)
@@ -71,6 +74,8 @@ import json
 import os
 import resource
 import socket
+import threading
+import time
 
 from handler.testing import FakeLambdaContext, MedianTestClient, call_body, signed_event
 
@@ -79,12 +84,22 @@ os.environ["CARRIER_PORT"] = str(carrier.getsockname()[1])
 client = MedianTestClient(call_ids=False)
 
 
-def send(name, seconds):
+def send_here(name, seconds):
     try:
         answer = client.send(signed_event("POST", call_body(name, {})), FakeLambdaContext(timeout_seconds=seconds))
     except Exception as error:
         return {"raised": type(error).__name__}
     return {"status": answer.status, "body": answer.body}
+
+
+def send(name, seconds):
+    if os.environ.get("FROM_A_THREAD") != "1":  # as Lambda calls the handler: on the main thread
+        return send_here(name, seconds)
+    answers = []  # as a threaded server calls it, where no time limit can be armed
+    thread = threading.Thread(target=lambda: answers.append(send_here(name, seconds)))
+    thread.start()
+    thread.join()
+    return answers[0]
 
 
 def open_descriptors():
@@ -96,6 +111,7 @@ before = open_descriptors()
 _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (before + %(headroom)d, hard))
 stopped = [send("stuck", %(short)r) for _ in range(%(calls)d)]
+time.sleep(%(settle)r)  # a tool left running in a thread ends, and its loop with it
 try:
     after = open_descriptors()
 except OSError:
@@ -134,9 +150,18 @@ def run_container(tmp_path: Path, script: str, env: dict[str, str]) -> dict[str,
     return outcome
 
 
-@pytest.mark.parametrize("misbehaviour", ["blocks its event loop", "catches its cancellation"])
+@pytest.mark.parametrize(
+    ("misbehaviour", "thread"),
+    [
+        ("blocks its event loop", "main"),
+        ("catches its cancellation", "main"),
+        # Off the main thread no time limit can be armed: the tool runs on in the worker thread left
+        # behind, and its loop is closed when it ends.
+        ("blocks its event loop for a second", "a thread of its own"),
+    ],
+)
 def test_stopped_async_calls_hold_no_descriptor_and_every_tool_goes_on_answering(
-    tmp_path: Path, misbehaviour: str
+    tmp_path: Path, misbehaviour: str, thread: str
 ) -> None:
     # GIVEN a warm container whose descriptors are limited to a few stopped calls' worth beyond those it holds,
     # and an async tool that opens a connection, then will not stop
@@ -144,9 +169,11 @@ def test_stopped_async_calls_hold_no_descriptor_and_every_tool_goes_on_answering
         "headroom": HEADROOM,
         "short": SHORT_FUNCTION_SECONDS,
         "calls": STOPPED_CALLS,
+        "settle": 1.5 if thread != "main" else 0.0,
     }
+    env = {"MISBEHAVIOUR": misbehaviour, "FROM_A_THREAD": "1" if thread != "main" else "0"}
     # WHEN it is called and stopped, many times over that limit, and then another tool is called
-    outcome = run_container(tmp_path, script, {"MISBEHAVIOUR": misbehaviour})
+    outcome = run_container(tmp_path, script, env)
     # THEN every stopped call was answered 504 timeout, in JSON
     assert outcome["warm"]["status"] == 200, outcome["warm"]
     assert [call.get("status") for call in outcome["stopped"]] == [504] * STOPPED_CALLS, outcome["stopped"]
