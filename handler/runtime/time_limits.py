@@ -217,14 +217,17 @@ def _say_sigalrm_is_anothers(current: object) -> None:
         owner = "one not installed from Python"
     else:
         owner = f"{getattr(current, '__module__', '?')}.{getattr(current, '__qualname__', repr(current))}"
-    observability.logger.warning(
-        f"SIGALRM has a handler of another's ({owner}), so this container arms no time limit: each call "
-        "is bounded by its steps' timeouts only, and a tool stopped at its deadline goes on running in a "
-        "worker thread, into the next requests, its writes landing under their ids. Leave SIGALRM to the "
-        "handler (docs/security.md). Said once per container",
-        extra={"sigalrm_handler": owner},
-    )
-    observability.record_time_limits_degraded()
+    try:  # said where it can be: the call it is said in goes on, and is answered, either way
+        observability.logger.warning(
+            f"SIGALRM has a handler of another's ({owner}), so this container arms no time limit: each call "
+            "is bounded by its steps' timeouts only, and a tool stopped at its deadline goes on running in a "
+            "worker thread, into the next requests, its writes landing under their ids. Leave SIGALRM to the "
+            "handler (docs/security.md). Said once per container",
+            extra={"sigalrm_handler": owner},
+        )
+        observability.record_time_limits_degraded()
+    except Exception:  # noqa: S110 - a log line or a metric that cannot be written must not cost the answer
+        pass
 
 
 def forget_what_was_said() -> None:
