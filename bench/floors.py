@@ -71,7 +71,7 @@ def with_imports(modules: str) -> str:
 
 
 # The boto3 floor with the key read through Powertools Parameters' get_secret instead of a client
-# of one's own: what handler/key/source.py's own cache saves a cold GET that reads through boto3.
+# of one's own: what median_lambda/key/source.py's own cache saves a cold GET that reads through boto3.
 FLOOR_GET_SECRET_COLD = FLOOR_COLD.replace(
     "import boto3\n", "from aws_lambda_powertools.utilities.parameters import get_secret\n"
 ).replace(

@@ -77,7 +77,7 @@ def package_size(build_root: Path) -> dict[str, Any]:
         return {"skipped": f"sam build failed: {last[0] if last else 'no output'}"}
     apps = sorted(build_dir.glob("*/handler/app.py"))
     if not apps:
-        return {"skipped": "sam build left no handler/app.py in its artifact"}
+        return {"skipped": "sam build left no median_lambda/app.py in its artifact"}
     artifact = apps[0].parent.parent
     files = [path for path in artifact.rglob("*") if path.is_file()]
     archive = shutil.make_archive(str(build_root / "artifact"), "zip", artifact)

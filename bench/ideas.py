@@ -9,9 +9,7 @@ handler does per call, done both ways. None of these rows has a target.
 from __future__ import annotations
 
 import json
-import signal
 import time
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from bench.cold import endpoint_process, floor_process
@@ -22,7 +20,7 @@ from bench.warm import WARM_POST_CALLS, WarmLoop, posts, run_warm
 from tests.support.cold_start import lay_out_artifact
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
     from bench.cold import ColdProcesses, ColdRunner
     from bench.environment import Stage
@@ -126,7 +124,7 @@ def with_powertools_metrics(floor_post: Answer) -> Answer:
 
 
 def with_serialised_metrics(floor_post: Answer) -> Answer:
-    """The same, the line printed as handler/runtime/observability.py prints it: serialize_metric_set, an encoder
+    """The same, the line printed as median_lambda/runtime/observability.py prints it: serialize_metric_set, an encoder
     built once, clear_metrics; whether metrics are off read once, not per flush."""
     from aws_lambda_powertools import Metrics
     from aws_lambda_powertools.metrics import MetricUnit
@@ -151,32 +149,6 @@ def with_serialised_metrics(floor_post: Answer) -> Answer:
     return floor_and_metrics
 
 
-def _probe_alarm(signum: int, frame: object) -> None:
-    """A SIGALRM handler that is a Python function, as handler/calls/deadline.py's is."""
-
-
-@contextmanager
-def probe_alarm_installed() -> Iterator[None]:
-    previous = signal.signal(signal.SIGALRM, _probe_alarm)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGALRM, previous)
-
-
-def with_alarm_check(floor_post: Answer, getsignal: Callable[[int], Any]) -> Answer:
-    """The floor, plus handler/calls/deadline.py's check of the SIGALRM handler in place (a function) before
-    each tool run: ours, the default, or a tool's own, which is left alone."""
-
-    def floor_and_check(event: dict[str, Any]) -> Any:
-        current = getsignal(signal.SIGALRM)
-        if current is not _probe_alarm and current != signal.SIG_DFL:
-            raise AssertionError("another SIGALRM handler is in place")
-        return floor_post(event)
-
-    return floor_and_check
-
-
 def with_key_read(floor_get: Answer, read: Callable[[], str]) -> Answer:
     """The floor, plus reading the key from a cache on every call, as a warm request does."""
 
@@ -190,7 +162,6 @@ def with_key_read(floor_get: Answer, read: Callable[[], str]) -> Answer:
 def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
     """What handler/ does its own way instead of a library's public API, each piece on the floor, both ways."""
     from aws_lambda_powertools.utilities.parameters import get_secret
-
     from median_lambda.app import key_source
 
     floor_get, floor_post = contenders.floor_get, contenders.floor_post
@@ -198,7 +169,9 @@ def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
     key_loops = [
         WarmLoop("the floor", [], floor_get),
         WarmLoop(
-            "warm GET floor + the key from median_lambda.key.source's cache", [], with_key_read(floor_get, key_source.get)
+            "warm GET floor + the key from median_lambda.key.source's cache",
+            [],
+            with_key_read(floor_get, key_source.get),
         ),
         WarmLoop(
             "warm GET floor + the key from Powertools' get_secret cache",
@@ -212,7 +185,7 @@ def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
     metric_loops = [
         WarmLoop("the floor", [], floor_post),
         WarmLoop(
-            "warm POST floor + Powertools Metrics, printed as handler/runtime/observability.py does",
+            "warm POST floor + Powertools Metrics, printed as median_lambda/runtime/observability.py does",
             [],
             with_serialised_metrics(floor_post),
         ),
@@ -225,22 +198,4 @@ def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
     run_warm(metric_loops, posts(WARM_POST_CALLS), rounds)
     cases += [paired_case(loop.name, "µs", metric_loops[0], loop, target=False) for loop in metric_loops[1:]]
 
-    from _signal import getsignal as private_getsignal
-
-    alarm_loops = [
-        WarmLoop("the floor", [], floor_post),
-        WarmLoop(
-            "warm POST floor + the SIGALRM check, private _signal.getsignal",
-            [],
-            with_alarm_check(floor_post, private_getsignal),
-        ),
-        WarmLoop(
-            "warm POST floor + the SIGALRM check, public signal.getsignal",
-            [],
-            with_alarm_check(floor_post, signal.getsignal),
-        ),
-    ]
-    with probe_alarm_installed():
-        run_warm(alarm_loops, posts(WARM_POST_CALLS), rounds)
-    cases += [paired_case(loop.name, "µs", alarm_loops[0], loop, target=False) for loop in alarm_loops[1:]]
     return cases

@@ -47,7 +47,7 @@ GUARDS: dict[str, list[str]] = {
         "tests/unit/test_request_headers.py",
         "tests/integration/test_signature_401.py",
         # Each 401 family on GET and POST, and the published vectors, as any project's endpoint answers them.
-        "tests/contract/test_signature.py",
+        "median_lambda/contract/test_signature.py",
     ],
     "whole_numbers": [
         "tests/unit/test_whole_numbers.py",
@@ -78,7 +78,7 @@ GUARDS: dict[str, list[str]] = {
         # on a mutated __init__ through it.
         "tests/unit/test_kept_reads.py",
         # 500 no_key when the key's secret is missing, before the signature is compared.
-        "tests/contract/test_signature.py",
+        "median_lambda/contract/test_signature.py",
     ],
     "deadline": [
         "tests/unit/test_time_limits.py",
@@ -87,7 +87,7 @@ GUARDS: dict[str, list[str]] = {
     "dispatch": [
         "tests/integration/test_post.py",
         # The refusals every project's endpoint makes: 400, 404, 413, and 422 naming the field.
-        "tests/contract/test_post.py",
+        "median_lambda/contract/test_post.py",
         "tests/unit/test_post_refusal_texts.py",
         "tests/unit/test_answer_limits.py",
         "tests/unit/test_async_tools.py",
@@ -114,7 +114,7 @@ GUARDS: dict[str, list[str]] = {
     "idempotency": [
         "tests/integration/test_idempotency.py",
         # A retried callId answered from its record; a reused one refused.
-        "tests/contract/test_idempotency.py",
+        "median_lambda/contract/test_idempotency.py",
         "tests/integration/test_idempotency_faults.py",
         "tests/integration/test_retry_answer_sizes.py",
         "tests/integration/test_idempotency_answer_texts.py",
@@ -130,13 +130,13 @@ GUARDS: dict[str, list[str]] = {
 # Where each module lives in handler/'s rooms (docs/layout.md); its name above is what
 # `make mutate MODULES=...` takes and what .mutmut/<module>/ is called.
 SOURCES: dict[str, str] = {
-    "signature": "handler/request/signature.py",
-    "whole_numbers": "handler/calls/whole_numbers.py",
-    "rules": "handler/manifest/rules.py",
-    "key": "handler/key/source.py",
-    "deadline": "handler/calls/deadline.py",
-    "dispatch": "handler/calls/dispatch.py",
-    "idempotency": "handler/calls/idempotency.py",
+    "signature": "median_lambda/request/signature.py",
+    "whole_numbers": "median_lambda/calls/whole_numbers.py",
+    "rules": "median_lambda/manifest/rules.py",
+    "key": "median_lambda/key/source.py",
+    "deadline": "median_lambda/calls/deadline.py",
+    "dispatch": "median_lambda/calls/dispatch.py",
+    "idempotency": "median_lambda/calls/idempotency.py",
 }
 
 # Tests that run the handler from a copy of it in a process of their own (a cold start's imports):

@@ -169,7 +169,7 @@ def build_event(
 def moto_endpoint(median_aws_endpoint: str) -> Iterator[str]:
     """moto's server (the session's one, `median_aws_endpoint`), with boto3 pointed at it for this test alone.
 
-    What `median_aws` (handler/testing/pytest_plugin.py) gives a tool's tests, but not emptied first: the
+    What `median_aws` (median_lambda/testing/pytest_plugin.py) gives a tool's tests, but not emptied first: the
     framework's tests name what they make uniquely, and share the session's key secret. Without this or
     `median_aws`, a test's boto3 reaches no AWS at all. A fixture of larger scope uses `median_aws_endpoint`.
     """
@@ -308,7 +308,7 @@ def logs(capsys: pytest.CaptureFixture[str]) -> LogCapture:
 
 
 # The folders a generated project keeps, whose tests serve tools/ as it is: the user's own tests,
-# and the contract suite, which proves the user's endpoint (tests/contract/__init__.py).
+# and the contract suite, which proves the user's endpoint (median_lambda/contract/__init__.py).
 TOOL_TESTS_DIR = Path(__file__).parent / "tools"
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from median_lambda import ToolContext, ToolError, tool
 from pydantic import BaseModel, Field
 
-# The tools packages a test can serve, by the name $MEDIAN_TOOLS_PACKAGE takes (handler/authoring/registry.py).
+# The tools packages a test can serve, by the name $MEDIAN_TOOLS_PACKAGE takes (median_lambda/authoring/registry.py).
 SAMPLE_TOOLS = "tests.sample_tools"  # a full endpoint: every risk, every field type, diagnostics
 EMPTY_TOOLS = "tests.empty_tools"  # no tool at all: what scratch_registry serves
 

@@ -3,7 +3,7 @@
 A value that does not differ per deployment (the memory, a threshold, the SnapStart switch) is
 written in the template, with a comment saying how to change it, rather than passed as a
 parameter. A test of such a value edits the line as the comment says, on the template's text, and
-reads the result as SAM translates it (handler/testing/template.py): the edit the docs describe is
+reads the result as SAM translates it (median_lambda/testing/template.py): the edit the docs describe is
 the one proven to work.
 """
 

@@ -1,5 +1,5 @@
 """A real Secrets Manager over HTTP, on moto's server (tests/conftest.py: moto_endpoint, the session's one
-server of handler/testing/pytest_plugin.py that tools' tests use too, with boto3 pointed at it for the test)."""
+server of median_lambda/testing/pytest_plugin.py that tools' tests use too, with boto3 pointed at it for the test)."""
 
 from __future__ import annotations
 

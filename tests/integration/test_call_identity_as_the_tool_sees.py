@@ -1,7 +1,7 @@
 """A callId's identity sees exactly what its tool sees: a retry with another number never gets another call's result.
 
 An integer field takes a whole number written as a float as the exact integer it names
-(handler/calls/whole_numbers.py): 9007199254740993.0 is 9007199254740993 to the tool. Past 2**53
+(median_lambda/calls/whole_numbers.py): 9007199254740993.0 is 9007199254740993 to the tool. Past 2**53
 a double stands for several integers, so an identity that hashed the double would take a retry
 with 9007199254740992.0 for the same call and answer it with the first call's result, though the
 tool would have refunded another amount. Through the idempotency table on moto, as deployed.

@@ -72,7 +72,7 @@ def test_the_prebuilt_manifest_is_byte_for_byte_the_one_get_builds_from_the_tool
     # GIVEN the file `python -m median_lambda manifest` wrote into the artifact, as sam build runs it
     prebuilt = (artifact / "median_lambda" / PREBUILT_MANIFEST_FILE).read_text(encoding="utf-8").strip()
     in_source = os.path.exists(app.PREBUILT_MANIFEST)  # noqa: PTH110 - a str, as app.py keeps it
-    assert not in_source, "handler/manifest.json is in the source tree: only the build writes it"
+    assert not in_source, "median_lambda/manifest.json is in the source tree: only the build writes it"
     # WHEN a GET is served from the source tree, where the manifest is built from the tools
     with dev_key(TEST_KEY):
         served = app.lambda_handler(signed_event("GET"), FakeLambdaContext())  # type: ignore[arg-type]

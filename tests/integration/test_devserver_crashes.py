@@ -80,7 +80,7 @@ def test_a_crash_is_explained_on_the_terminal_and_not_in_the_answer(tmp_path: Pa
         assert explained.startswith(f'  File "tools/carriers.py", line {line_of("_carrier_for(args")}, in track\n')
         assert f'  File "tools/carriers.py", line {line_of("[tracking]")}, in _carrier_for\n' in explained
         assert "KeyError: 'ZZ-4242-Ada'\n" in explained
-        assert "handler/calls/dispatch.py" not in explained
+        assert "median_lambda/calls/dispatch.py" not in explained
 
 
 PARCELS_TOOL = '''
@@ -131,7 +131,7 @@ def test_the_cause_behind_a_tool_error_is_explained_on_the_terminal_and_not_in_t
         explained = output.split("Traceback (most recent call last):\n", 1)[1]
         assert f'  File "tools/parcels.py", line {raised_at}, in _carrier_for\n' in explained
         assert "KeyError: 'ZZ-4242-Ada'\n" in explained
-        assert "handler/calls/dispatch.py" not in explained
+        assert "median_lambda/calls/dispatch.py" not in explained
         # AND the log line an operator would read names the type and the author's line, not the message
         (logged,) = [json.loads(line) for line in output.splitlines() if '"cause_type"' in line]
         assert (logged["cause_type"], logged["cause_origin"]) == ("KeyError", f"tools/parcels.py:{raised_at}")

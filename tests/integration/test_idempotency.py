@@ -282,7 +282,7 @@ def test_a_whole_number_written_as_a_float_runs_once_and_is_replayed(
     input_json: str, conversation_json: str, client: MedianTestClient, scratch: ScratchTools
 ) -> None:
     # GIVEN a call whose input or conversation holds whole numbers written as floats, which the
-    # handler's parser keeps with their literal (handler/calls/whole_numbers.py)
+    # handler's parser keeps with their literal (median_lambda/calls/whole_numbers.py)
     event = signed_event("POST", _raw_call(input_json, conversation_json, "call_whole"))
     # WHEN it arrives through the idempotency table, and again as a retry
     first = client.send(event)

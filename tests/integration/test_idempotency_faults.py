@@ -5,7 +5,7 @@ stalls, drops, resets, refuses, or answers throttling and access-denied errors (
 shape DynamoDB documents, which moto's server cannot be made to return) on command. A
 test-owned tool sets the fault from inside its run to fail the write after the tool.
 
-What each case answers, and what a retry gets, is the table in handler/calls/idempotency.py.
+What each case answers, and what a retry gets, is the table in median_lambda/calls/idempotency.py.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def failures(logs: LogCapture) -> list[dict[str, Any]]:
 
 def assert_no_customer_data(logs: LogCapture) -> None:
     # The log is its JSON lines, records and metrics. Off Lambda, a crash is also explained on stderr
-    # for its author, quoting the tool's own message (handler/authoring/local_crash.py); a deployed function
+    # for its author, quoting the tool's own message (median_lambda/authoring/local_crash.py); a deployed function
     # prints no such thing (tests/integration/test_deployed_logs_hold_no_secrets.py).
     log = [line for line in logs.lines() if line.startswith("{")]
     assert log

@@ -1,4 +1,4 @@
-"""Who gets in, past what tests/contract/test_signature.py proves on any project's endpoint (405, each
+"""Who gets in, past what median_lambda/contract/test_signature.py proves on any project's endpoint (405, each
 401 family on GET and POST, 500 no_key): the header's edges, what the signature covers, and what a
 refusal logs."""
 

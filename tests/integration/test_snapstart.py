@@ -41,7 +41,7 @@ OLD_KEY = "mk_live_before_the_snapshot_01"
 NEW_KEY = "mk_live_after_the_restore_0002"
 
 # The test's own tools: a model without the input rules, so its validator is built lazily
-# (handler/authoring/api.py `_closed`) unless the snapshot hook builds it.
+# (median_lambda/authoring/api.py `_closed`) unless the snapshot hook builds it.
 TOOLS = """
 from pydantic import BaseModel
 from median_lambda.authoring.api import tool

@@ -1,13 +1,13 @@
 """What identifies a call for its callId, and what the handler's parser makes: properties over any JSON.
 
-A reused callId is matched against the call's identity (handler/calls/idempotency.py, call_identity).
+A reused callId is matched against the call's identity (median_lambda/calls/idempotency.py, call_identity).
 The property: two calls get one identity exactly when they name the same tool, carry the same
 input, and come from the same conversation: known by its `id` when it names one, by all it
 holds otherwise. "The same" is judged here by an oracle of its own, which tells every JSON type
 apart (1, 1.0 and true are three values; so are 0.0 and -0.0), not by Python's `==`.
 
 Every value is made as the handler makes it: JSON text through its strict parser, so whole
-numbers written as floats arrive as handler/calls/whole_numbers.py's WholeFloat.
+numbers written as floats arrive as median_lambda/calls/whole_numbers.py's WholeFloat.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """KeptReads, as the tools' own secrets and parameters use it: the causes it gives in its own words.
 
-The store of the tools' values (handler/authoring/dependencies.py) is built when its module is
+The store of the tools' values (median_lambda/authoring/dependencies.py) is built when its module is
 imported, with KeptReads' default words; these tests build one the same way, on a clock they step,
 and cut a read short as a call's deadline does (the read raises something other than the store's
 failure, and records nothing).

@@ -2,7 +2,7 @@
 
 That a deployed function's log holds no customer's input either, crashes included, is
 tests/integration/test_deployed_logs_hold_no_secrets.py's: off Lambda, a crash is printed in
-full for its author (handler/authoring/local_crash.py).
+full for its author (median_lambda/authoring/local_crash.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""scripts/remove_example_blocks.py: "Make it yours" leaves a template and settings that still deploy.
+"""median_lambda/project/examples.py: "Make it yours" leaves a template and settings that still deploy.
 
 Run on this project's own template.yaml and settings.toml as they stand (the examples', or the
 user's once "Make it yours" ran), and never expecting what they hold: what the examples' blocks

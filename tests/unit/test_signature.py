@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from median_lambda.protocol import SIGNATURE_TOLERANCE_SECONDS
 from median_lambda.request.signature import SignatureError, compute_signature, matches, parse_header
 
-# The GET vector of the protocol's published ones (tests/contract/test_signature.py holds them all).
+# The GET vector of the protocol's published ones (median_lambda/contract/test_signature.py holds them all).
 KEY = "mk_test_0123456789abcdef"
 T = 1764500000
 GET_V1 = "05d36d6e0f6dcbd23bec95a48599bef276bf0a25e3490b71fd0d42b17432804f"

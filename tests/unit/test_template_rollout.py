@@ -241,7 +241,7 @@ def test_reserved_concurrency_is_set_only_when_its_line_is_uncommented(stack: St
 
 @pytest.mark.parametrize(("architecture", "suffix"), [("arm64", "-Arm64"), ("x86_64", "")])
 def test_the_extension_layer_is_awss_for_the_region_and_architecture(architecture: str, suffix: str) -> None:
-    # GIVEN a project whose architecture was set (by copier copy, scripts/set_architecture.py), and the
+    # GIVEN a project whose architecture was set (by copier copy, median_lambda/project/architecture.py), and the
     # extension's default layer (AWS's published ARN)
     stack = translated(with_architecture(architecture))
     (layer,) = function(stack)["Layers"]

@@ -20,7 +20,7 @@ JSON_CONTENT_TYPE = "application/json"
 # base64 length, or its length in characters) and again on the decoded bytes, so neither
 # form can slip a larger payload past the parser.
 MAX_BODY_BYTES = 1024 * 1024
-# The event shapes served, by what each must carry (handler/request/events.py); any other event
+# The event shapes served, by what each must carry (median_lambda/request/events.py); any other event
 # (ALB, WebSocket, VPC Lattice, ...) is answered 400 `bad_request` naming these.
 SERVED_EVENT_SHAPES = (
     "API Gateway REST API (payload 1.0)",
@@ -82,7 +82,7 @@ SECRETS_EXTENSION_TOKEN_ENV = "AWS_SESSION_TOKEN"  # noqa: S105 - the variable's
 
 # --- Lambda SnapStart (AWS's names) ---------------------------------------------------------
 # Lambda sets this to "snap-start" while it initialises a function version for its snapshot
-# (and "on-demand" or "provisioned-concurrency" otherwise): the hooks of handler/snapstart.py
+# (and "on-demand" or "provisioned-concurrency" otherwise): the hooks of median_lambda/snapstart.py
 # are registered only then.
 INITIALIZATION_TYPE_ENV = "AWS_LAMBDA_INITIALIZATION_TYPE"
 SNAPSTART_INITIALIZATION = "snap-start"
@@ -100,7 +100,7 @@ IDEMPOTENCY_KEY_PREFIX = "median-call"
 # `id` when it has one that is not null, false or empty, so that a retry whose conversation
 # gained a member is still the same call; by all of it otherwise. The two forms are tagged
 # apart, so a conversation whose `id` is an object never matches one without an `id` that
-# holds the same object (handler/calls/idempotency.py, call_identity).
+# holds the same object (median_lambda/calls/idempotency.py, call_identity).
 CONVERSATION_ID_MEMBER = "id"
 # A DynamoDB item holds at most 400 KB. A longer answer is still sent, and the record keeps,
 # instead of it, a 500 saying the call ran but its answer cannot be sent again.
@@ -109,7 +109,7 @@ IDEMPOTENCY_MAX_RECORDED_ANSWER_BYTES = 350_000
 # --- Time limits -----------------------------------------------------------------
 # Kept before Lambda's deadline to serialise the answer and flush the metrics. A call that
 # goes through the idempotency table also keeps the longest time of each table request
-# still to come (handler/runtime/aws_clients.py): one after the tool for a tool's run, and one more
+# still to come (median_lambda/runtime/aws_clients.py): one after the tool for a tool's run, and one more
 # before it for the input's validation.
 TOOL_TIME_MARGIN_SECONDS = 0.5
 # An `async def` tool is cancelled at that same deadline. One that goes on regardless (it blocks
@@ -172,7 +172,7 @@ TOOLS_PACKAGE_ENV = "MEDIAN_TOOLS_PACKAGE"
 
 # --- The prebuilt manifest ---------------------------------------------------------
 # `sam build` writes GET's answer, as `python -m median_lambda manifest` prints it, to this file
-# beside handler/app.py in the artifact; GET serves it without importing the tools or pydantic.
+# beside median_lambda/app.py in the artifact; GET serves it without importing the tools or pydantic.
 # A source checkout has none, and GET builds the manifest from the tools instead.
 PREBUILT_MANIFEST_FILE = "manifest.json"
 

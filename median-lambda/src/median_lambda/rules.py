@@ -1,6 +1,6 @@
 """Median's sync rules, where your tools' tests import them: `from median_lambda.rules import check_manifest`.
 
-The rules live in handler/manifest/rules.py, beside the manifest they check; this name is part of
+The rules live in median_lambda/manifest/rules.py, beside the manifest they check; this name is part of
 the public API, as `median_lambda` and `median_lambda.testing` are, so a tool's tests never reach into a room.
 """
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def register_hooks_under_snapstart(key_source: MedianKeySource, manifest_answer: Callable[[], Any]) -> bool:
     """Register the hooks if Lambda is initialising for a snapshot; whether it did.
 
-    The entry point hands over its key source and its GET answer (handler/app.py): the hooks
+    The entry point hands over its key source and its GET answer (median_lambda/app.py): the hooks
     forget the one and warm the other without importing the module that registered them.
     """
     if os.environ.get(INITIALIZATION_TYPE_ENV) != SNAPSTART_INITIALIZATION:
@@ -56,7 +56,7 @@ def before_snapshot(key_source: MedianKeySource, manifest_answer: Callable[[], A
 
     del handle_post  # imported for the modules it brings, found again at the first POST
     for tool in load_tools().tools:
-        # Each model is built with defer_build (handler/authoring/api.py): build its validator now.
+        # Each model is built with defer_build (median_lambda/authoring/api.py): build its validator now.
         tool.input_model.model_rebuild(force=True)
     manifest_answer()  # the prebuilt manifest read, or built from the tools
     if idempotency.table_name() is not None:

@@ -71,7 +71,7 @@ class ToolContext:
         """A boto3 client for `service` (`"dynamodb"`, `"s3"`, ...) whose calls end before this call's time does.
 
         Its timeouts and retries are the most generous that still leave the tool time to catch
-        botocore's error and raise a ToolError (handler/runtime/aws_clients.py, `bounds_within`). Clients
+        botocore's error and raise a ToolError (median_lambda/runtime/aws_clients.py, `bounds_within`). Clients
         are kept per container. `options` go to boto3.client (region_name, endpoint_url).
         """
         from median_lambda.runtime.aws_clients import client_within

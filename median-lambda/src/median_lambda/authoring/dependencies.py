@@ -5,7 +5,7 @@
 
 Like FastMCP's `Depends()`: the default marks the parameter as the framework's to fill, and
 the tool's schema never shows it. Each value is cached per container with the Median key's
-outage behaviour (handler/key/source.py, `KeptReads`): kept for `cache_seconds`; at most one read per
+outage behaviour (median_lambda/key/source.py, `KeptReads`): kept for `cache_seconds`; at most one read per
 MIN_REFRESH_SECONDS whatever happens, a failed read remembered for that long; a good value
 kept through failed reads for STALE_IF_ERROR_SECONDS past its lifetime. Each lifetime declared
 for a value has its entry: two tools reading one secret for 0 and 300 s each get theirs.
@@ -114,7 +114,7 @@ class Dependency:
 class SecretSource(Dependency):
     """A secret in AWS Secrets Manager: its SecretString, or with `field`, one member of its JSON object.
 
-    The JSON is read as strictly as a request body (handler/runtime/strict_json.py), and a number
+    The JSON is read as strictly as a request body (median_lambda/runtime/strict_json.py), and a number
     member is given as written: `"port": 5432` is "5432", `1e2` is "1e2", never "100.0".
 
         token: str = Secret("median-tools/carrier-token")

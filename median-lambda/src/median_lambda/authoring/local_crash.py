@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from traceback import FrameSummary
     from typing import Any
 
-# All of handler/, not only this room: a frame in any of the framework's modules is not the author's.
+# All of median_lambda/, not only this room: a frame in any of the framework's modules is not the author's.
 _FRAMEWORK = Path(__file__).resolve().parents[1]
 _STANDARD_LIBRARY = Path(sysconfig.get_paths()["stdlib"]).resolve()
 # The last few explanations by reference, oldest first: a local process's, never a deployed one's.
@@ -128,7 +128,7 @@ def _keep(reference: str, text: str) -> None:
 
 def explanation(reference: str) -> str | None:
     """The traceback printed for the crash, or the ToolError's cause, of the call answered under `reference`,
-    while it is one of the last few: the inspector shows it beside the answer (devserver/inspector.py), which
+    while it is one of the last few: the inspector shows it beside the answer (median_lambda/devserver/inspector.py), which
     itself never carries it."""
     return _recent.get(reference)
 

@@ -69,7 +69,7 @@ def _undefined_annotation(model: type[BaseModel]) -> str | None:
 
 def unresolved_annotation(model: type[BaseModel]) -> tuple[str, str] | None:
     """(file:line, what is wrong) of a field whose postponed annotation names nothing, if that leaves
-    the model unfinished. A tool's Settings class is held to it too (handler/authoring/api.py)."""
+    the model unfinished. A tool's Settings class is held to it too (median_lambda/authoring/api.py)."""
     for cls in _authored_models(model):
         if cls.__pydantic_complete__:
             continue

@@ -3,7 +3,7 @@
 A tool module that fails to import is the author's mistake, so the loader names it where they
 made it: `tools/<file>.py:<line>: <what is wrong>`, one line per broken module, in a
 `ToolLoadError` that `make check`, `make serve`, the test suite and GET all show as it is. So is
-an input model that pydantic cannot finish once the modules have run (handler/authoring/registration.py).
+an input model that pydantic cannot finish once the modules have run (median_lambda/authoring/registration.py).
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def _import_package(package: str) -> list[str] | None:
                 lines.append(line)
     if not running_in_deployed_lambda() and len(registry.tools) > registered_before:
         # What only shows once the modules have run (a postponed annotation naming nothing, a
-        # schema that cannot be built): checked where it costs no cold start (handler/authoring/registration.py).
+        # schema that cannot be built): checked where it costs no cold start (median_lambda/authoring/registration.py).
         from median_lambda.authoring.registration import registration_problems
 
         try:

@@ -55,6 +55,12 @@ class ConfigurationError(Exception):
     """A settings file cannot be read, or a Settings class cannot be built from the configuration."""
 
 
+class SettingsCrashed(ConfigurationError):
+    """A Settings class's own code (a validator, `model_post_init`) raised what pydantic does not report as
+    a value's problem (anything but a ValueError): the author's bug, named by the class and the exception's
+    type, never its message, which may quote a value. Its `__cause__` is that exception."""
+
+
 class ConfigurationProblem(str):
     """One line of `make check` about configuration: the tools would fail to start where it applies."""
 
@@ -113,7 +119,7 @@ def _local_document(path: Path) -> dict[str, Any]:
     """settings.local.toml's values, refusing a stage's table: the file is one machine's, which has no stages.
 
     Its [secrets] and [parameters] tables are not values: they seed moto's server under
-    `make serve LOCAL_AWS=moto` (devserver/local_aws.py), and are left out here.
+    `make serve LOCAL_AWS=moto` (median_lambda/devserver/local_aws.py), and are left out here.
     """
     document = _read_toml(path)
     tables = [name for name, value in document.items() if isinstance(value, dict) and name not in LOCAL_SEED_TABLES]
@@ -319,14 +325,30 @@ class Settings(BaseModel):
     @classmethod
     def current(cls) -> Self:
         """This container's instance, read at its first use; raises ConfigurationError naming the class's
-        file:line, what is wrong and where to set it."""
+        file:line, what is wrong and where to set it (SettingsCrashed where the class's own code raised)."""
         instance = _instances.get(cls)
         if instance is None:
             try:
                 instance = _instances[cls] = cls._read(None)
+            except SettingsCrashed as crashed:
+                raise SettingsCrashed(f"{cls.location()}: {crashed}") from crashed.__cause__
             except ConfigurationError as error:
                 raise ConfigurationError(f"{cls.location()}: {error}") from None
         return instance  # type: ignore[return-value]
+
+    @classmethod
+    def _validated(cls, values: dict[str, Any]) -> Self:
+        """The instance `values` make, or pydantic's ValidationError; SettingsCrashed for whatever else the
+        class's own code raises (a TypeError, a KeyError, ...: pydantic passes those through)."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError:
+            raise
+        except Exception as error:
+            raise SettingsCrashed(
+                f"{cls.__name__} cannot be built: its own code (a validator, or model_post_init) raised "
+                f"{type(error).__name__}"
+            ) from error
 
     @classmethod
     def _found(cls, for_stage: str | None) -> dict[str, Found]:
@@ -342,7 +364,7 @@ class Settings(BaseModel):
         found = cls._found(for_stage)
         try:
             # Lax: "30" is the integer 30 when it comes from the environment, as text always does.
-            return cls.model_validate({variable: located.value for variable, located in found.items()})
+            return cls._validated({variable: located.value for variable, located in found.items()})
         except ValidationError as error:
             details = error.errors(include_url=False, include_input=False)
             raise ConfigurationError(cls._explain(details, found, for_stage)) from None
@@ -356,7 +378,7 @@ class Settings(BaseModel):
         """
         found = {variable: located for variable, located in cls._found(for_stage).items() if variable not in provided}
         try:
-            cls.model_validate({variable: located.value for variable, located in found.items()})
+            cls._validated({variable: located.value for variable, located in found.items()})
         except ValidationError as error:
             details = [
                 detail

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 DEFAULT_ARTIFACT = ROOT / ".aws-sam" / "build" / "MedianToolsFunction"
 REQUIRED = (
-    "handler/app.py",
+    "median_lambda/app.py",
     "tools/__init__.py",
     "median_lambda/app.py",
     "median_lambda/_version.py",
@@ -121,10 +121,10 @@ def manifest_problems(artifact: Path) -> list[str]:
     try:
         prebuilt = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as error:
-        return [f"handler/manifest.json is not JSON: {error}"]
+        return [f"median_lambda/manifest.json is not JSON: {error}"]
     expected, _ = build_manifest(load_tools())
     if prebuilt != expected:
-        return ["handler/manifest.json differs from the manifest of the tools in tools/: build again"]
+        return ["median_lambda/manifest.json differs from the manifest of the tools in tools/: build again"]
     return []
 
 

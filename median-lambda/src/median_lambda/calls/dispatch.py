@@ -69,13 +69,13 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise ValueError("a number too large for a double")
-    # A whole-looking number keeps its literal: an integer field may take it (handler/calls/whole_numbers.py).
+    # A whole-looking number keeps its literal: an integer field may take it (median_lambda/calls/whole_numbers.py).
     return WholeFloat(value, text) if value.is_integer() else value
 
 
 # Built once: json.loads with hooks builds a decoder and its scanner on every call, ~1.5 us
 # of a warm POST. A decoder keeps no state between documents.
-# The rules (no constants, no repeated member, bounded nesting) are handler/runtime/strict_json.py's,
+# The rules (no constants, no repeated member, bounded nesting) are median_lambda/runtime/strict_json.py's,
 # which a tool's JSON secret and the Median key's are read by too; a number here keeps what the
 # tool's schema makes of it (_finite_float), where a secret's is given as written.
 _STRICT_DECODER = json.JSONDecoder(
@@ -240,7 +240,7 @@ def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext
 
     Whatever library a tool calls out with, a step's timeout does not bound a call (a server
     that trickles its answer never meets one): the calls the tool has under way when that time
-    is up are cut short with its library's own error (handler/runtime/time_limits.py), which the
+    is up are cut short with its library's own error (median_lambda/runtime/time_limits.py), which the
     tool turns into its own ToolError with the margin it has left.
     """
     remaining = ctx.remaining_seconds()
@@ -327,14 +327,58 @@ def _outcome_metric(answer: Answer) -> str | None:
     return Metric.TOOL_TIMEOUTS if answer.status == 504 else Metric.TOOL_CRASHES
 
 
-def _dependencies(tool: Tool) -> dict[str, Any]:
-    """The values of the parameters the framework fills: each Settings, secret and parameter, per container."""
-    from median_lambda.authoring.dependencies import Dependency
+class _SetupCrashed(Exception):
+    """Building what a tool takes raised what no dependency's failure is (its `__cause__`): the tool's crash,
+    before it ran. `place` is the author's, where the failing one is declared; `cause` says what raised."""
 
-    return {
-        name: dependency.value() if isinstance(dependency, Dependency) else dependency.current()
-        for name, dependency in tool.dependencies
-    }
+    def __init__(self, place: str, cause: str) -> None:
+        super().__init__(f"{place}: {cause}")
+        self.place = place
+
+
+def _dependencies(tool: Tool) -> dict[str, Any]:
+    """The values of the parameters the framework fills: each Settings, secret and parameter, per container.
+
+    A secret or parameter that cannot be had raises SecretUnavailable, a Settings class ConfigurationError
+    (SettingsCrashed where its own code raised); anything else raised on the way is _SetupCrashed.
+    """
+    from median_lambda.authoring.dependencies import Dependency, SecretUnavailable
+    from median_lambda.authoring.settings import ConfigurationError
+
+    values = {}
+    for name, dependency in tool.dependencies:
+        try:
+            values[name] = dependency.value() if isinstance(dependency, Dependency) else dependency.current()
+        except (SecretUnavailable, ConfigurationError):
+            raise
+        except Exception as error:
+            if isinstance(dependency, Dependency):
+                raise _SetupCrashed(tool.location, f"reading {dependency!r} raised {type(error).__name__}") from error
+            raise _SetupCrashed(
+                dependency.location(), f"building {dependency.__name__} raised {type(error).__name__}"
+            ) from error
+    return values
+
+
+def _setup_crashed(tool: Tool, cause: str, error: BaseException, ctx: ToolContext) -> Answer:
+    """A 500 for a call whose tool's setup crashed (its Settings class's own code, say): the tool's crash,
+    before it ran, logged with the author's file:line and the exception's type, never its text or a value."""
+    logger.error(
+        f"Tool {tool.name} crashed before it ran, building what it takes",
+        extra={"call_id": ctx.call_id, "reference": ctx.reference, "error_type": type(error).__name__, "cause": cause},
+    )
+    from median_lambda.authoring.local_crash import explain_locally  # only a crash pays for it
+
+    explain_locally(f"Tool {tool.name}'s setup", ctx.reference, error)
+    return Answer(
+        500,
+        error_body(
+            ErrorCode.INTERNAL_ERROR,
+            f"The tool failed on the server before it ran; reference {ctx.reference}.",
+            post=True,
+        ),
+        rerun_on_retry=True,
+    )
 
 
 def _without_dependencies(tool: Tool, failure: Exception, ctx: ToolContext) -> Answer:
@@ -364,7 +408,7 @@ def _without_dependencies(tool: Tool, failure: Exception, ctx: ToolContext) -> A
 def _with_dependencies(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext) -> Answer | None:
     """Fill `kwargs` with the tool's dependencies, bounded by its time; the answer instead when they cannot be had."""
     from median_lambda.authoring.dependencies import Dependency, SecretUnavailable
-    from median_lambda.authoring.settings import ConfigurationError
+    from median_lambda.authoring.settings import ConfigurationError, SettingsCrashed
 
     remaining = ctx.remaining_seconds()
     # Settings are in memory once registered: only a secret or parameter may wait on the network.
@@ -374,6 +418,10 @@ def _with_dependencies(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext) -> 
             kwargs.update(_dependencies(tool))
         else:
             kwargs.update(call_within(remaining, _dependencies, {"tool": tool}))
+    except SettingsCrashed as crashed:
+        return _setup_crashed(tool, str(crashed), crashed.__cause__ or crashed, ctx)
+    except _SetupCrashed as crashed:
+        return _setup_crashed(tool, str(crashed), crashed.__cause__ or crashed, ctx)
     except (SecretUnavailable, ConfigurationError) as failure:
         return _without_dependencies(tool, failure, ctx)
     except ToolTimedOut:
@@ -548,7 +596,7 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
         if applies(call_id, tool.idempotent):
             ctx = _kept_for_the_table(ctx)
             args = _validated_in_time(tool, raw_input, ctx, kept_before_tool=STORE_CALL_SECONDS)
-            # The input as the tool gets it, where its JSON alone would not tell (handler/calls/whole_numbers.py).
+            # The input as the tool gets it, where its JSON alone would not tell (median_lambda/calls/whole_numbers.py).
             identified = as_identified(tool.input_model, raw_input)
             return at_most_once(tool.name, identified, ctx, lambda: run_tool(tool, args, ctx))
         args = _validated_in_time(tool, raw_input, ctx, kept_before_tool=0.0)

@@ -8,7 +8,7 @@ and the 500 of an answer that cannot be sent. A crash or a timeout deletes the r
 retry runs the tool again; if the Lambda itself dies mid-call, the record's in-progress
 mark lapses when the invocation would have timed out.
 
-When the table fails. Each request to it is one bounded attempt (handler/runtime/aws_clients.py's
+When the table fails. Each request to it is one bounded attempt (median_lambda/runtime/aws_clients.py's
 STORE_CALL), and dispatch keeps its time out of the tool's, so every case below answers
 before Lambda's deadline; none raises. "The lapse" is the in-progress mark's expiry: the
 end of the invocation that wrote it (Lambda's remaining time when the call began).

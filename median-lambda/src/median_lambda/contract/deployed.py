@@ -1,6 +1,6 @@
 """Your function as template.yaml deploys it, and the requests the contract suite sends it.
 
-The fixtures that set it up are tests/contract/conftest.py's.
+The fixtures that set it up are median_lambda/contract/conftest.py's.
 """
 
 from __future__ import annotations

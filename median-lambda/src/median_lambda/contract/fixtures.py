@@ -11,7 +11,7 @@ running, and the suite's own tools for what must run one.
 - Your tools are served as they are, but each one's function is swapped for one that fails the
   test: your tools reach real systems, and every request this suite sends to them is one Median's
   contract refuses before a tool runs.
-- `contract_tools`: the endpoint serving tests/contract/contract_tools/ instead, for a retried call.
+- `contract_tools`: the endpoint serving median_lambda/contract/contract_tools/ instead, for a retried call.
 
 It relies on nothing in tests/ outside this folder (a generated project has no tests/conftest.py).
 """
@@ -95,7 +95,7 @@ def contract_endpoint(
 
 @pytest.fixture
 def contract_tools(contract_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """The endpoint serving tests/contract/contract_tools/ in place of your tools, imported afresh: its ledger."""
+    """The endpoint serving median_lambda/contract/contract_tools/ in place of your tools, imported afresh: its ledger."""
     from median_lambda.app import forget_manifest
     from median_lambda.authoring.registry import registry, reload_tools
 

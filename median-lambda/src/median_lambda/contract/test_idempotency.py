@@ -3,7 +3,7 @@ deploys it, a callId runs its tool at most once.
 
 The table is made on moto's DynamoDB with the keys and time to live template.yaml declares, and
 named to the function as template.yaml names it. The tools that run are the suite's own
-(tests/contract/contract_tools/ledger.py), which count their runs: never yours.
+(median_lambda/contract/contract_tools/ledger.py), which count their runs: never yours.
 """
 
 from __future__ import annotations

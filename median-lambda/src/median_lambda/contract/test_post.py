@@ -4,7 +4,7 @@ For each of your tools, input with a field the tool does not have, and input wit
 requires, is 422 naming the field; a tool you do not serve is 404; a body that is no request is 400;
 a body over the cap is 413. Each call carries a callId and reaches the function as deployed, its
 idempotency table on: none of these refusals runs your tool or touches the table. Only the size
-cap's boundary runs a tool, the suite's own (tests/contract/contract_tools/).
+cap's boundary runs a tool, the suite's own (median_lambda/contract/contract_tools/).
 """
 
 from __future__ import annotations

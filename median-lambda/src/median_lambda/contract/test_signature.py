@@ -1,7 +1,7 @@
 """Who gets in (docs/protocol.md §2-3): the published vectors, 405 before anything else, each 401 family on
 GET and POST, and 500 no_key when the key's secret is missing, on each event shape the function is reached by.
 
-Every request reaches your function as deployed (tests/contract/conftest.py, `endpoint`): the key
+Every request reaches your function as deployed (median_lambda/contract/conftest.py, `endpoint`): the key
 is read from Secrets Manager on moto's server, by the function's own boto3 client, over HTTP. A
 POST here calls a tool no endpoint serves, so nothing of yours could run even if a check failed open.
 """

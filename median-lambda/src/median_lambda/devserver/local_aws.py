@@ -1,7 +1,7 @@
 """`make serve LOCAL_AWS=moto`: moto's server stands in for AWS, so tools that use it run with no account.
 
 moto's server (the dev group's, never the artifact's) listens on a free port of 127.0.0.1,
-answering this machine's AWS clients and no web page (handler/testing/moto_server.py: a page
+answering this machine's AWS clients and no web page (median_lambda/testing/moto_server.py: a page
 the developer visits could otherwise read every seeded secret), and this process's environment
 points boto3 at it: AWS_ENDPOINT_URL, which boto3 reads for every service, and fake credentials,
 so nothing can reach a real account by mistake. The handler's clients and a tool's own

@@ -159,7 +159,7 @@ class ToolsReloader:
 
         def watch() -> None:
             # .toml too: settings.toml and settings.local.toml are the tools' configuration
-            # (handler/authoring/settings.py).
+            # (median_lambda/authoring/settings.py).
             watched = watchfiles.PythonFilter(extra_extensions=(".toml",))
             for changes in watchfiles.watch(
                 directory, watch_filter=watched, stop_event=self._stop, raise_interrupt=False

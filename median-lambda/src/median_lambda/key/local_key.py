@@ -5,7 +5,7 @@ sign with it, so the README's commands work as written, in any order: whichever 
 makes the file, and the others read it. `$MEDIAN_DEV_KEY`, when set, wins everywhere.
 
 It is for loopback and `sam local` only. A deployed function never reads `MEDIAN_DEV_KEY`
-(handler/key/source.py) and never this file, which is not in the artifact: a leaked dev key opens
+(median_lambda/key/source.py) and never this file, which is not in the artifact: a leaked dev key opens
 nothing but the laptop's own `make serve`, and no two clones share one.
 """
 

@@ -2,7 +2,7 @@
 
 `GET http://localhost:<port>/secretsmanager/get?secretId=<id>`, with the function's session token
 in `X-Aws-Parameters-Secrets-Token`, answers what Secrets Manager's GetSecretValue answers. The
-key source (handler/key/source.py) asks here first when PARAMETERS_SECRETS_EXTENSION_HTTP_PORT is set,
+key source (median_lambda/key/source.py) asks here first when PARAMETERS_SECRETS_EXTENSION_HTTP_PORT is set,
 and reads through boto3 whenever this gives no secret.
 """
 

@@ -58,7 +58,7 @@ def key_from_secret_value(value: str) -> str:
     """The key held by a secret's SecretString: the trimmed string, or the trimmed "key" of a JSON object."""
     text = value.strip()
     if text.startswith("{"):
-        # Read as a request body is (handler/runtime/strict_json.py): a repeated "key" is refused,
+        # Read as a request body is (median_lambda/runtime/strict_json.py): a repeated "key" is refused,
         # not taken as whichever copy this parser keeps.
         from median_lambda.runtime.strict_json import loads_as_written
 
@@ -107,7 +107,7 @@ class KeptReads:
     """Values read from a store that can fail (Secrets Manager, Parameter Store), kept per container.
 
     The Median key's outage behaviour, shared with the tools' own secrets and parameters
-    (handler/authoring/dependencies.py): a value is kept for its cache lifetime; no read starts within the
+    (median_lambda/authoring/dependencies.py): a value is kept for its cache lifetime; no read starts within the
     refresh floor of the last one, and a failed read is remembered, and answered from memory,
     for that long; a failed read never discards a good value, which goes on serving until a read
     succeeds or until `stale_if_error` seconds past its lifetime.
@@ -292,7 +292,7 @@ class MedianKeySource:
 
         if kept is None and secret_id in self._secrets:
             kept = self._secrets[secret_id].value
-        # Each call of the read (the extension's, boto3's) ends by then, as a whole (handler/runtime/time_limits.py).
+        # Each call of the read (the extension's, boto3's) ends by then, as a whole (median_lambda/runtime/time_limits.py).
         ends_by = OUTBOUND_DEADLINE.set(invocation_deadline(context, TOOL_TIME_MARGIN_SECONDS))
         try:
             answer = self._extension_answer(secret_id) if through_extension else None

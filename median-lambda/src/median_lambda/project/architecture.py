@@ -7,7 +7,7 @@ LOCAL_ARCH=x86_64` runs it on a copy of the template, to build for the host's. T
 is written in two lines of the template, which must agree:
 
 - Globals' `Architectures: [arm64]` (or a block list, `Architectures:` then `- arm64`): what
-  Lambda runs the function on, and what the build reads (scripts/sam_settings.py);
+  Lambda runs the function on, and what the build reads (median_lambda/project/sam_config.py);
 - the extension's layer, `!FindInMap [ParametersSecretsExtension, !Ref AWS::Region, arm64]`:
   AWS publishes the AWS Parameters and Secrets Lambda Extension for each architecture, and the
   mapping's keys may hold letters and digits only, so x86_64's is `x86`.

@@ -68,7 +68,7 @@ def holds_lone_surrogate(value: Any) -> bool:
 def fits_in_a_response(response: dict[str, Any]) -> bool:
     """Whether Lambda can return this answer: the whole dict as its Python runtime writes it, in MAX_RESPONSE_BYTES.
 
-    The one measure of every answer (handler/app.py applies it to each before it is returned).
+    The one measure of every answer (median_lambda/app.py applies it to each before it is returned).
     Measured with ASCII escapes, json.dumps's default and the older runtimes' way, which is never
     shorter than the UTF-8 that Python 3.12 and later write: what fits so fits either way.
     """

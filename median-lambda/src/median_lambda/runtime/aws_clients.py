@@ -2,21 +2,23 @@
 
 The endpoint must answer before Lambda's deadline, and its own AWS calls are part of the
 time it has. Each boto3 client is made from a `CallBounds`, and `longest_call_seconds(bounds)`
-is the most one of its calls can take: the one number the time budget (handler/calls/dispatch.py
-for the idempotency table, handler/key/source.py for the key) reserves for it. The key's read
+is the most one of its calls can take: the one number the time budget (median_lambda/calls/dispatch.py
+for the idempotency table, median_lambda/key/source.py for the key) reserves for it. The key's read
 through the Parameters and Secrets Lambda Extension's localhost API takes its limits from
 here too.
 
 botocore's own limits bound each step (a connect, each wait for bytes), not a call: an answer
 that trickles in a byte at a time never meets its read timeout. So every client made here
 (`bounded_client`) also bounds each call as a whole, through botocore's public event hooks: when
-the call starts (`before-call`) a limit is armed (handler/runtime/time_limits.py) at the sooner of
+the call starts (`before-call`) a limit is armed (median_lambda/runtime/time_limits.py) at the sooner of
 `longest_call_seconds` from now and the time the outbound calls of what runs must end by
 (time_limits.OUTBOUND_DEADLINE: a tool's, the key read's); past it, the call is interrupted
-where it blocks with `AwsCallTimedOut`, one of botocore's own errors, and a failed attempt is
-not retried (`needs-retry`). botocore has no such limit of its own (its Config bounds connect
-and read only), and a client proxy would miss paginators and waiters, which call the client's
-own methods; the events reach every call.
+where it waits on the network (a connect, an answer that has not come, a retry's backoff) with
+`AwsCallTimedOut`, one of botocore's own errors, and a failed attempt is not retried
+(`needs-retry`). An answer that has come is never lost to it: while botocore parses it, or runs
+the client's event handlers, the limit waits, and the call's end lifts it. botocore has no such
+limit of its own (its Config bounds connect and read only), and a client proxy would miss
+paginators and waiters, which call the client's own methods; the events reach every call.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ KEY_READ = CallBounds(connect_seconds=1.0, read_seconds=2.0, attempts=2)
 # One request to the idempotency table. DynamoDB answers in milliseconds; a request that has
 # not in half a second meets an outage, and waiting longer only takes time from the tool.
 # One attempt: before the tool, Median's own retry is the retry (the answer is a 500 that
-# says so); after it, dispatch has the time left to save once more (handler/calls/idempotency.py),
+# says so); after it, dispatch has the time left to save once more (median_lambda/calls/idempotency.py),
 # where botocore's retry would wait a jittered backoff that no budget can bound tightly.
 STORE_CALL = CallBounds(connect_seconds=0.5, read_seconds=0.5, attempts=1)
 

@@ -1,7 +1,7 @@
 """JSON read as strictly as a request body: no NaN or infinities, no repeated member, no deep nesting.
 
-A call's body (handler/calls/dispatch.py), a tool's JSON secret (`Secret(field=...)`,
-handler/authoring/dependencies.py) and the Median key's JSON secret (handler/key/source.py) are read
+A call's body (median_lambda/calls/dispatch.py), a tool's JSON secret (`Secret(field=...)`,
+median_lambda/authoring/dependencies.py) and the Median key's JSON secret (median_lambda/key/source.py) are read
 by these same rules, so that nothing the endpoint reads takes what a body would be refused for:
 - `NaN`, `Infinity` and `-Infinity`, which are no JSON, and a number too large for a double
   (`1e999`), which Python would read as an infinity;

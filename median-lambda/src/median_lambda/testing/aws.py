@@ -108,8 +108,9 @@ def _client(endpoint: str, region: str, service: str) -> Any:
 
 def forget_what_a_container_keeps() -> None:
     """Drop every per-container cache: settings, secrets, parameters, AWS clients, the idempotency table's
-    client, the Median key with its client, metrics recorded but not yet flushed, and whether the
-    container has served an invocation (its next one logs `cold_start: true`).
+    client, the Median key with its client, metrics recorded but not yet flushed, whether the
+    container has served an invocation (its next one logs `cold_start: true`), and whether it has
+    said that SIGALRM is another's.
 
     A test then sees its own environment, files and AWS, as a fresh container would: a client kept
     from an earlier pytest session in the same process (mutmut runs several) would still point at
@@ -121,6 +122,7 @@ def forget_what_a_container_keeps() -> None:
     from median_lambda.runtime.aws_clients import forget_tool_clients
     from median_lambda.runtime.env import forget_settings
     from median_lambda.runtime.observability import forget_invocations, forget_unflushed_metrics
+    from median_lambda.runtime.time_limits import forget_what_was_said
 
     forget_configuration()
     forget_secrets()
@@ -129,6 +131,7 @@ def forget_what_a_container_keeps() -> None:
     forget_settings()
     forget_unflushed_metrics()
     forget_invocations()
+    forget_what_was_said()
     entry_point = sys.modules.get("median_lambda.app")
     if entry_point is not None:  # not imported for this alone: a test that never called the handler has no key
         entry_point.key_source.forget()

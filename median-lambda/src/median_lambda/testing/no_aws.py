@@ -1,6 +1,6 @@
 """Where boto3 points in a test that did not ask for `median_aws`: a loopback server that refuses every call.
 
-The pytest plugin points every test's boto3 here (handler/testing/pytest_plugin.py), so a test
+The pytest plugin points every test's boto3 here (median_lambda/testing/pytest_plugin.py), so a test
 that forgot the fixture can reach no AWS, neither moto's server nor a real account, and fails
 at its first call, at once, saying what to do: no retries against a closed port, no timeout.
 Each answer is a 400 in the shape the call's protocol reads (JSON for DynamoDB, Secrets Manager
