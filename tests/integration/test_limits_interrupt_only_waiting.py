@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 from median_lambda import tool
-from median_lambda.authoring.api import ToolContext  # noqa: TC001 - @tool reads the annotation when it runs
+from median_lambda.authoring.api import ToolContext  # noqa: TC002 - @tool reads the annotation at run time
 from median_lambda.testing import FakeLambdaContext, call_body, signed_event
 from pydantic import BaseModel
 

@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from median_lambda import Parameter, Secret, Settings, tool
+from median_lambda.authoring.settings import forget_configuration
+from median_lambda.protocol import TOOLS_PACKAGE_ENV
 from pydantic import BaseModel, field_validator, model_validator
 
 from tests.conftest import BOTH

@@ -83,7 +83,7 @@ def test_pytests_own_script_finds_the_plugin_the_tools_and_the_contract_suite(pr
     finished = _run(project, [".venv/bin/pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests/contract"])
     # THEN median_lambda.testing's plugin, the tools and the suite's own modules all import
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    assert "median_lambda/contract/test_post.py::test_input_with_a_field_your_tool_does_not_have" in finished.stdout
+    assert "tests/test_median_contract.py::test_input_with_a_field_your_tool_does_not_have" in finished.stdout
 
 
 def test_make_test_passes_on_the_examples_and_says_what_the_contract_checked(project: Path) -> None:
@@ -92,7 +92,7 @@ def test_make_test_passes_on_the_examples_and_says_what_the_contract_checked(pro
     output = finished.stdout + finished.stderr
     # THEN the contract suite and the examples' tests ran and passed, and the contract names the tools it checked
     assert finished.returncode == 0, output[-6000:]
-    assert "median_lambda/contract/test_post.py" in output
+    assert "tests/test_median_contract.py" in output
     assert "tests/tools/test_orders.py" in output
     assert re.search(r"^on your \d+ tool\(s\): orderStatus, ", output, re.MULTILINE), output[-3000:]
 

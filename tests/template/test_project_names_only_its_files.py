@@ -4,10 +4,10 @@ A project made with `copier copy` holds its own configuration, tools and tests; 
 median-lambda, in its venv, and the guides are the template repository's, which its README links
 to by URL. So no comment, page, workflow or Makefile of a project may send its reader to a file it
 lacks: the template repository's docs/, maintainers/ or median-lambda/, or what an older version
-kept in a project (scripts/, tooling/, median_lambda/devserver/, median_lambda/contract/, handler/'s modules).
+kept in a project (scripts/, tooling/, devserver/, tests/contract/, handler/'s modules).
 
 Every path a project's text files name is checked, with the folders and files of both trees as
-its first part (`docs/deploy.md`, `median_lambda/project/lock.py`, `tests/unit/...`, `CHANGELOG.md`); a path
+its first part (`docs/deploy.md`, `scripts/lock.py`, `tests/unit/...`, `CHANGELOG.md`); a path
 the project or its user makes later (an event, the local settings, a scaffolded tool) is said
 here, with why. Copied with the examples and without, and with other stages.
 """
@@ -103,12 +103,12 @@ def test_the_check_finds_a_file_a_project_lacks(tmp_path: Path) -> None:
     # GIVEN a project's comment naming the template's guide and an old version's script, and one naming its own file
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "settings.toml").write_text(
-        "# See docs/deploy.md, then median_lambda/project/lock.py; tools/settings.toml\n"
+        "# See docs/deploy.md, then scripts/lock.py; tools/settings.toml\n"
     )
     # THEN the two it lacks are named, at their line, and its own is not
     assert missing_names(tmp_path) == [
         "tools/settings.toml:1: docs/deploy.md",
-        "tools/settings.toml:1: median_lambda/project/lock.py",
+        "tools/settings.toml:1: scripts/lock.py",
     ]
 
 

@@ -43,11 +43,11 @@ def copied(artifact: Path) -> set[str]:
 
 def test_only_modules_and_settings_are_copied_and_no_local_file(tmp_path: Path) -> None:
     # GIVEN tools/ with modules, settings.toml, the local file and every editor's copy of it
-    root = project(tmp_path / "project", (*MODULES, "tools/settings.toml", "median_lambda/app.py", *LOCAL_LEFTOVERS))
+    root = project(tmp_path / "project", (*MODULES, "tools/settings.toml", "handler/app.py", *LOCAL_LEFTOVERS))
     # WHEN the build copies it
     said = copy_packages(tmp_path / "artifact", ("handler", "tools"), root)
     # THEN exactly the modules and settings.toml are in the artifact
-    assert copied(tmp_path / "artifact") == {*MODULES, "tools/settings.toml", "median_lambda/app.py"}
+    assert copied(tmp_path / "artifact") == {*MODULES, "tools/settings.toml", "handler/app.py"}
     # AND the local files are left behind without a word: nothing a tool might need is among them
     assert said == []
 
@@ -86,7 +86,7 @@ def test_a_malformed_include_setting_is_refused_with_its_shape(tmp_path: Path) -
         copy_packages(tmp_path / "artifact", ("tools",), root)
 
 
-@pytest.mark.parametrize("name", ["tools/x.py", "median_lambda/calls/dispatch.py", "tools/settings.toml"])
+@pytest.mark.parametrize("name", ["tools/x.py", "handler/calls/dispatch.py", "tools/settings.toml"])
 def test_what_the_framework_needs_belongs(name: str) -> None:
     assert belongs(PurePosixPath(name))
 
@@ -96,7 +96,7 @@ def test_the_command_copies_the_packages_of_the_folder_it_runs_in(
 ) -> None:
     # GIVEN a project folder, and make running there as sam build does
     root = project(
-        tmp_path / "project", ("median_lambda/app.py", "tools/__init__.py", "tools/notes.md", "tools/settings.local.toml~")
+        tmp_path / "project", ("handler/app.py", "tools/__init__.py", "tools/notes.md", "tools/settings.local.toml~")
     )
     monkeypatch.chdir(root)
     # WHEN the command runs
@@ -105,7 +105,7 @@ def test_the_command_copies_the_packages_of_the_folder_it_runs_in(
     # CLI and dev server left out), and the file left behind is said on the build's output
     artifact = copied(tmp_path / "artifact")
     assert {path for path in artifact if not path.startswith("median_lambda/")} == {
-        "median_lambda/app.py",
+        "handler/app.py",
         "tools/__init__.py",
     }
     assert {"median_lambda/app.py", "median_lambda/_version.py", "median_lambda/calls/dispatch.py"} <= artifact

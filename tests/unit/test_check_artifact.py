@@ -51,7 +51,7 @@ def artifact(tmp_path: Path, sample_tools: Registry, locked_for_arm64: dict[str,
     root = tmp_path / "MedianToolsFunction"
     for name, version in locked_for_arm64.items():
         dist_info(root, name, version)
-    for name in ("median_lambda/app.py", "tools/__init__.py", "median_lambda/app.py"):
+    for name in ("handler/app.py", "tools/__init__.py", "median_lambda/app.py"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text("")
     manifest, _ = build_manifest(sample_tools)
@@ -232,7 +232,7 @@ def test_a_local_file_anywhere_in_the_artifact_is_caught(artifact: Path, local: 
     ) in check(artifact, "arm64")
 
 
-@pytest.mark.parametrize("stray", ["tools/notes.txt", "tools/data/zones.csv", "median_lambda/request/old_responses.py.txt"])
+@pytest.mark.parametrize("stray", ["tools/notes.txt", "tools/data/zones.csv", "handler/request/old_responses.py.txt"])
 def test_a_file_of_handler_or_tools_the_build_would_not_copy_is_caught(artifact: Path, stray: str) -> None:
     # GIVEN a file in handler/ or tools/ that is neither a module nor a data file the build copies
     (artifact / stray).parent.mkdir(parents=True, exist_ok=True)
@@ -276,7 +276,7 @@ def test_make_builds_the_project_and_the_librarys_runtime_and_check_artifact_pas
     # GET serves; no local file, and none of median-lambda's developer's parts (CLI, testing kit, dev server)
     assert built.returncode == 0, built.stdout + built.stderr
     files = {path.relative_to(artifact).as_posix() for path in artifact.rglob("*") if path.is_file()}
-    assert {"median_lambda/app.py", "tools/__init__.py", "tools/ping.py", "tools/settings.toml"} <= files
+    assert {"handler/app.py", "tools/__init__.py", "tools/ping.py", "tools/settings.toml"} <= files
     assert {"median_lambda/app.py", "median_lambda/manifest.json", "median_lambda/stages.txt"} <= files
     assert not [name for name in files if "settings.local" in name]
     assert [part for part in DEVELOPER_PARTS if (artifact / "median_lambda" / part).exists()] == []

@@ -128,7 +128,7 @@ def _keep(reference: str, text: str) -> None:
 
 def explanation(reference: str) -> str | None:
     """The traceback printed for the crash, or the ToolError's cause, of the call answered under `reference`,
-    while it is one of the last few: the inspector shows it beside the answer (median_lambda/devserver/inspector.py), which
+    while it is one of the last few: the inspector shows it beside the answer (devserver/inspector.py), which
     itself never carries it."""
     return _recent.get(reference)
 

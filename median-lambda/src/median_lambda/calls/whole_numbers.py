@@ -85,7 +85,7 @@ EXACT_DOUBLE_LIMIT = 2**53
 
 
 def as_identified(model: type[BaseModel], document: dict[str, Any]) -> dict[str, Any]:
-    """`document` as a callId's identity holds it (median_lambda/calls/idempotency.py): never coarser than the tool sees it.
+    """`document` as a callId's identity holds it (calls/idempotency.py): never coarser than the tool sees it.
 
     A whole float in an integer field reaches the tool as the exact integer it names
     (whole_floats_as_integers), where the identity's JSON writes its double: below 2**53 the

@@ -95,7 +95,7 @@ def contract_endpoint(
 
 @pytest.fixture
 def contract_tools(contract_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """The endpoint serving median_lambda/contract/contract_tools/ in place of your tools, imported afresh: its ledger."""
+    """The endpoint serving the suite's contract_tools/ in place of your tools, imported afresh: its ledger."""
     from median_lambda.app import forget_manifest
     from median_lambda.authoring.registry import registry, reload_tools
 

@@ -292,7 +292,7 @@ class MedianKeySource:
 
         if kept is None and secret_id in self._secrets:
             kept = self._secrets[secret_id].value
-        # Each call of the read (the extension's, boto3's) ends by then, as a whole (median_lambda/runtime/time_limits.py).
+        # Each call of the read (the extension's, boto3's) ends by then, as a whole (runtime/time_limits.py).
         ends_by = OUTBOUND_DEADLINE.set(invocation_deadline(context, TOOL_TIME_MARGIN_SECONDS))
         try:
             answer = self._extension_answer(secret_id) if through_extension else None
