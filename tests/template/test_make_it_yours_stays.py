@@ -7,15 +7,14 @@ with the releases tagged), into a project whose examples are deleted with the RE
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from typing import TYPE_CHECKING
 
 import pytest
 
 from scripts.template_proof import template_clone
-from tests.template.test_generated_project import COPIER, _make_it_yours
+from tests.template.copier_runs import commit_all, copier, git, run
+from tests.template.test_generated_project import _make_it_yours
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,21 +24,6 @@ EXAMPLES = ("tools/orders.py", "tools/_sample_store.py", "tools/health.py", "too
 # and the example tool itself.
 RETURNS_BLOCK_LINE = "      PointInTimeRecoverySpecification:\n"
 CHANGED_RETURNS_BLOCK_LINE = "      # Kept for 35 days, point-in-time.\n      PointInTimeRecoverySpecification:\n"
-
-
-def run(command: list[str], cwd: Path) -> str:
-    environment = {name: value for name, value in os.environ.items() if not name.startswith(("MAKE", "VIRTUAL_ENV"))}
-    done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, check=False)  # noqa: S603
-    assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout + done.stderr
-
-
-def git(cwd: Path, *arguments: str) -> str:
-    return run(["git", "-c", "user.email=u@example.invalid", "-c", "user.name=u", *arguments], cwd)
-
-
-def copier(cwd: Path, *arguments: str) -> str:
-    return run([str(COPIER), *arguments, "--trust", "--defaults", "--quiet"], cwd)
 
 
 def examples_left(project: Path) -> list[str]:
@@ -62,8 +46,7 @@ def made_yours(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     (project / ".venv" / "bin" / "python").symlink_to(sys.executable)
     run(["bash", "-euc", _make_it_yours()], project)
     git(project, "init", "--quiet")
-    git(project, "add", "-A")
-    git(project, "commit", "--quiet", "-m", "copier copy, made ours")
+    commit_all(project, "copier copy, made ours")
     assert examples_left(project) == []
     return template, project
 
