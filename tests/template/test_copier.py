@@ -102,6 +102,13 @@ def test_other_answers_name_the_stacks_stages_and_secrets(others: Path) -> None:
         overrides = samconfig[stage]["deploy"]["parameters"]["parameter_overrides"]
         assert f'MedianKeySecretName="acme-returns-{stage}/median-key"' in overrides
         assert f"Stage={stage}" in overrides
+    # AND the last stage, production's place, takes a new version on a canary; those before it at once
+    overrides = {
+        stage: samconfig[stage]["deploy"]["parameters"]["parameter_overrides"] for stage in ("dev", "qa", "prod")
+    }
+    assert [stage for stage, values in overrides.items() if "DeploymentType=Canary10Percent10Minutes" in values] == [
+        "prod"
+    ]
     # AND the pipeline deploys them in order, each after the one before
     jobs = workflow["jobs"]
     assert [jobs[stage]["needs"] for stage in ("dev", "qa", "prod")] == ["checks", "dev", "qa"]
