@@ -40,9 +40,11 @@ DEFAULT_CONFIG_ENV = "default"
 STAGE_RULE = re.compile(r"\A[a-z][a-z0-9-]{0,15}\Z")
 STACK_RULE = re.compile(r"\A[A-Za-z][A-Za-z0-9-]*\Z")
 STACK_NAME_LIMIT = 128  # CloudFormation's own
-# Words the YAML 1.1 specification reads as booleans that PyYAML (YAML 1.1 otherwise) leaves as strings:
-# another YAML reader may not.
-YAML_11_BOOLEANS_PYYAML_SKIPS = ("y", "n")
+# The words YAML 1.1's bool and null types read as no string (its specification's regular expressions), that
+# a stage's own rule (lowercase, a letter first) lets through. YAML 1.2, which GitHub reads, keeps only true,
+# false and null of them; PyYAML, y and n as strings. Refused all the same: each would be a job and an
+# environment with no name to some YAML reader.
+YAML_NON_STRINGS = ("y", "yes", "n", "no", "true", "false", "on", "off", "null")
 # The most characters CloudFormation appends to a name it generates, "<stack>-<LogicalId>-<suffix>".
 GENERATED_SUFFIX = 13
 PIPELINE_STACK = "${AppStackName}"
@@ -92,7 +94,7 @@ class Longest:
 
 def yaml_reads_as_a_name(word: str) -> bool:
     """Whether a YAML reader takes the unquoted word as a string (GitHub reads the deploy workflow with one)."""
-    return isinstance(yaml.safe_load(word), str) and word.lower() not in YAML_11_BOOLEANS_PYYAML_SKIPS
+    return word.lower() not in YAML_NON_STRINGS and isinstance(yaml.safe_load(word), str)
 
 
 def stage_problem(name: str) -> str | None:
@@ -116,7 +118,7 @@ def _as_yaml_reads_it(word: str) -> str:
     value = yaml.safe_load(word)
     if value is None:
         return "null"
-    if isinstance(value, bool) or word.lower() in YAML_11_BOOLEANS_PYYAML_SKIPS:
+    if isinstance(value, bool) or word.lower() in YAML_NON_STRINGS:
         return "a boolean"
     return f"a {type(value).__name__}"
 

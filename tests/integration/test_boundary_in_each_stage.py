@@ -65,9 +65,9 @@ def project_with_parcels(root: Path, boundary_tables: list[str]) -> ProjectCopy:
     (root / "template.yaml").write_text(template, encoding="utf-8")
     samconfig = (REPO / "samconfig.toml").read_text(encoding="utf-8")
     for stage in ("staging", "production"):
-        written = f' Stage={stage}"\n'
+        written = f" Stage={stage}"  # in the stage's parameter_overrides, and nowhere else
         assert samconfig.count(written) == 1
-        samconfig = samconfig.replace(written, f' Stage={stage} ParcelsTableName=parcels-{stage}"\n')
+        samconfig = samconfig.replace(written, f" Stage={stage} ParcelsTableName=parcels-{stage}")
     (root / "samconfig.toml").write_text(samconfig, encoding="utf-8")
     roles = project.read("pipeline/oidc-role.yaml")
     statement = BOUNDARY + "".join(TABLE_ARN.format(table=table) for table in boundary_tables)

@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 
-from scripts.deploy_names import RESERVED_JOBS, longest_stack_name
+from scripts.deploy_names import RESERVED_JOBS, YAML_NON_STRINGS, longest_stack_name
 from scripts.sam_settings import load_template
-from tests.unit.test_deploy_names import YAML_NON_STRINGS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -19,7 +19,7 @@ import yaml
 from handler.authoring.settings import forget_configuration
 from handler.cli.commands import main
 from handler.protocol import TOOLS_PACKAGE_ENV
-from scripts.deploy_names import RESERVED_JOBS, Longest, longest_stack_name, stack_problem
+from scripts.deploy_names import RESERVED_JOBS, YAML_NON_STRINGS, Longest, longest_stack_name, stack_problem
 from scripts.sam_settings import load_template
 
 if TYPE_CHECKING:
@@ -29,11 +29,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ROOT / "pipeline" / "oidc-role.yaml"
-# The words the YAML 1.1 specification reads as booleans or null (its bool and null types), that a
-# stage's own rule (lowercase letters first) lets through: each would be a job and an environment
-# with no name. YAML 1.2, which GitHub reads, keeps only true, false and null of them.
-YAML_NON_STRINGS = ("y", "yes", "n", "no", "true", "false", "on", "off", "null")
-# Words near them that are names.
+# Words near YAML's non-strings (scripts.deploy_names.YAML_NON_STRINGS) that are names.
 YAML_STRINGS = ("yess", "nope", "online", "nullable", "truest", "n1", "offline")
 
 
