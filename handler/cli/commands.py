@@ -362,8 +362,11 @@ def _print_values(shown: Sequence[Shown]) -> None:
 def command_check(arguments: argparse.Namespace) -> int:
     """Check the tools against Median's sync rules (with --also, across the organisation) and their settings in
     every stage a deploy serves: one line per problem, then the value each stage gets."""
+    from handler.cli.deployment import deployment_problems
+
     local = not arguments.no_local
     manifest, problems = _build(local=local, stage=arguments.stage)
+    problems = [*problems, *deployment_problems()]
     endpoints = _organisation(arguments, manifest) if arguments.also else []
     if endpoints:
         from handler.cli.organisation import check_organisation
@@ -383,15 +386,22 @@ def _summarise(problems: Sequence[Problem | str], manifest: dict[str, object], e
     """The last line of `make check` before the values, and its exit code."""
     if problems:
         from handler.authoring.settings import ConfigurationProblem
+        from handler.cli.deployment import DeploymentProblem
 
         configuration = sum(isinstance(problem, ConfigurationProblem) for problem in problems)
-        if len(problems) > configuration:
-            print(f"{len(problems) - configuration} problem(s): Median would refuse this manifest.", file=sys.stderr)
+        deployment = sum(isinstance(problem, DeploymentProblem) for problem in problems)
+        if len(problems) > configuration + deployment:
+            print(
+                f"{len(problems) - configuration - deployment} problem(s): Median would refuse this manifest.",
+                file=sys.stderr,
+            )
         if configuration:
             print(
                 f"{configuration} configuration problem(s): the tools would fail to start where each applies.",
                 file=sys.stderr,
             )
+        if deployment:
+            print(f"{deployment} deployment problem(s): samconfig.toml names what cannot deploy.", file=sys.stderr)
         return 1
     from handler.manifest.rules import manifest_size
     from handler.protocol import MAX_MANIFEST_BYTES, MAX_TOOLS

@@ -109,7 +109,7 @@ def test_a_pull_request_runs_make_lint_test_check_validate_build_on_the_lambda_p
     python = action_step("checks.yml", "checks", "actions/setup-python")["with"]["python-version"]
     assert f"python{python}" == load_template(TEMPLATE)["Globals"]["Function"]["Runtime"]
     assert "secrets." not in (WORKFLOWS / "checks.yml").read_text(encoding="utf-8")
-    # AND the pinned SAM CLI is there before the tests, which must then run the guided deploy's prompts
+    # AND the pinned SAM CLI is there before the tests, which must then run the first deploy's questions
     [tests] = [step for step in steps("checks.yml", "checks") if "test" in make_targets_of(step)]
     assert make_targets_of(tests).index("sam-cli") < make_targets_of(tests).index("test")
     assert tests["env"]["MEDIAN_SAM_CLI_TESTS"] == "required"
