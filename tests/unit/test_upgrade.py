@@ -1,4 +1,4 @@
-"""median_lambda/project/upgrade.py (`make upgrade`): what it refuses before Copier runs, and the conflicts it names after.
+"""median_lambda/project/upgrade.py (`make upgrade`): what it refuses before Copier runs, the conflicts it names after.
 
 `make template-proof` runs the whole upgrade on real projects; these hold the refusals and the
 conflict finder on small git repositories of their own.

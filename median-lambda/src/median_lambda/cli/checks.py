@@ -133,7 +133,10 @@ def check(
     *, local: bool = True, stage: str | None = None, also: Sequence[str] = (), key_file: str | None = None
 ) -> int:
     """`median check`'s work and exit code; the build runs it with `local=False`, as `median check --no-local`."""
+    from median_lambda.cli.deployment import deployment_problems
+
     manifest, problems = tools_manifest(local=local, stage=stage)
+    problems = [*problems, *deployment_problems()]
     endpoints = _organisation(also, key_file, manifest) if also else []
     if endpoints:
         from median_lambda.cli.organisation import check_organisation
@@ -153,15 +156,22 @@ def _summarise(problems: Sequence[Problem | str], manifest: dict[str, object], e
     """The last line of `make check` before the values, and its exit code."""
     if problems:
         from median_lambda.authoring.settings import ConfigurationProblem
+        from median_lambda.cli.deployment import DeploymentProblem
 
         configuration = sum(isinstance(problem, ConfigurationProblem) for problem in problems)
-        if len(problems) > configuration:
-            print(f"{len(problems) - configuration} problem(s): Median would refuse this manifest.", file=sys.stderr)
+        deployment = sum(isinstance(problem, DeploymentProblem) for problem in problems)
+        if len(problems) > configuration + deployment:
+            print(
+                f"{len(problems) - configuration - deployment} problem(s): Median would refuse this manifest.",
+                file=sys.stderr,
+            )
         if configuration:
             print(
                 f"{configuration} configuration problem(s): the tools would fail to start where each applies.",
                 file=sys.stderr,
             )
+        if deployment:
+            print(f"{deployment} deployment problem(s): samconfig.toml names what cannot deploy.", file=sys.stderr)
         return 1
     from median_lambda.manifest.rules import manifest_size
     from median_lambda.protocol import MAX_MANIFEST_BYTES, MAX_TOOLS

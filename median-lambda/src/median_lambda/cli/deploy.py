@@ -1,10 +1,10 @@
 """`median deploy` (make deploy) and `median delete` (make delete): the stack, with the pinned SAM CLI.
 
-A deploy runs the preflight first (median_lambda.cli.preflight: the stage's settings, then the
-credentials, the region and the key's secret), so what would stop it is said before a build;
-then `sam build`, and `sam deploy`, guided the first time (while the stack does not exist). The
-guided questions are only what differs per deployment (template.yaml's Parameters): the
-architecture the build is for is written in the template, so no answer can change it.
+A deploy runs the preflight first (median_lambda.cli.preflight: the stage's settings, then what
+samconfig.toml lacks, asked once and recorded there, then the credentials and the key's secret),
+so what would stop it is said before a build; then `sam build`, and `sam deploy`, which asks only
+to confirm the change set it shows. The architecture the build is for is written in the template,
+so no answer can change it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from median_lambda.cli.artifact import sam_build
 from median_lambda.cli.errors import Failed
-from median_lambda.cli.preflight import GUIDED, PreflightError, preflight
+from median_lambda.cli.preflight import PreflightError, preflight
 from median_lambda.project.tool_venv import SAM_CLI
 
 if TYPE_CHECKING:
@@ -31,20 +31,17 @@ def _config_flags(arguments: argparse.Namespace) -> list[str]:
 
 
 def command_deploy(arguments: argparse.Namespace) -> int:
-    """sam deploy after the preflight and sam build (guided the first time); --preflight runs the preflight alone."""
+    """sam deploy after the preflight and sam build; --preflight runs the preflight alone, printing sam's flags."""
     from median_lambda.project.sam_config import SAMCONFIG, deploy_config
     from median_lambda.project.tool_venv import run
 
+    samconfig = Path(arguments.config_file) if arguments.config_file else SAMCONFIG
     try:
-        config = deploy_config(
-            Path(arguments.config_file) if arguments.config_file else SAMCONFIG, arguments.config_env
-        )
-        flags = preflight(config)
+        config = deploy_config(samconfig, arguments.config_env)
+        flags = preflight(config, samconfig=samconfig, config_env=arguments.config_env)
     except (PreflightError, ValueError, OSError) as error:
         print(f"Not deploying. {error}", file=sys.stderr)
         return 1
-    if GUIDED in flags:
-        print("First deploy of this stack: sam deploy --guided asks for its settings.", file=sys.stderr)
     if arguments.preflight:
         print(" ".join(flags))  # the flags `sam deploy` would get
         return 0
