@@ -60,7 +60,7 @@ export TOOL INPUT URL DIAGNOSTICS KEY_FILE NAME ALSO SOURCE PORT LOCAL_AWS LOCAL
 URL ?= http://127.0.0.1:$(or $(PORT),3000)/
 REQUEST = $${TOOL:+--tool "$$TOOL"} $${INPUT:+--input "$$INPUT"} $${DIAGNOSTICS:+--diagnostics}
 .PHONY: help install lock audit test test-tools serve check new-tool lint format clean sam-cli build validate \
-	event invoke start-api call deploy delete lint-workflows upgrade build-MedianToolsFunction
+	event invoke start-api call deploy delete lint-workflows upgrade remove-examples build-MedianToolsFunction
 
 audit: $(INSTALLED) ## Audit every locked version against known vulnerabilities (OSV)
 	$(MEDIAN) audit
@@ -83,6 +83,8 @@ format: $(INSTALLED) ## Fix what ruff can fix and format the code
 clean: ## Remove the virtualenv, caches and build output
 	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+remove-examples: $(INSTALLED) ## Delete the example tools, their tests and their blocks in template.yaml and settings
+	$(MEDIAN) remove-examples
 upgrade: $(INSTALLED) ## Take a later version of the template and median-lambda, then check; VERSION=v3.1.0, SOURCE=fork
 	$(MEDIAN) upgrade $(VERSION) $${SOURCE:+--source "$$SOURCE"}
 

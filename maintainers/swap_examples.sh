@@ -42,10 +42,11 @@ template=$(cd "$root" && "$venv/bin/python" -c \
 "$venv/copier/bin/copier" copy --trust --defaults --quiet --vcs-ref HEAD "$template" "$copy"
 in_copy install
 
-step "delete the examples: ${examples[*]}"
-(cd "$copy" && rm -rf -- "${examples[@]}")
-step "delete the examples' blocks in template.yaml, tools/settings.toml and pipeline/oidc-role.yaml"
-(cd "$copy" && .venv/bin/median remove-examples)
+step "make remove-examples: the README's Make it yours (${examples[*]}, and their blocks)"
+in_copy remove-examples
+for example in "${examples[@]}"; do
+  [ ! -e "$copy/$example" ] || { echo "swap-check: make remove-examples left $example" >&2; exit 1; }
+done
 
 step "make test-tools, with no tool tests yet"
 in_copy test-tools
@@ -53,7 +54,7 @@ in_copy test-tools
 step "make new-tool NAME=$name"
 in_copy new-tool NAME="$name"
 
-step "a project of the user's own: docs/your-own-systems.md's settings.toml, tools and tests"
+step "a project of the user's own: the guide your-own-systems.md's settings.toml, tools and tests"
 # The contract suite must never read these as if they were the examples: real values in every
 # stage, and two that only staging and production have (which no tool reads). The snippets are
 # cut by this checkout's tests/project_copy.py, which a project does not hold.
@@ -64,7 +65,8 @@ from pathlib import Path
 from tests.project_copy import snippet_files
 
 project = Path(sys.argv[1])
-for path, source in snippet_files((project / "docs/your-own-systems.md").read_text(encoding="utf-8")).items():
+guide = Path("docs/your-own-systems.md")  # the template repository's: a project links to it
+for path, source in snippet_files(guide.read_text(encoding="utf-8")).items():
     (project / path).write_text(source, encoding="utf-8")
     print(f"wrote {path}")
 settings = project / "tools/settings.toml"

@@ -8,9 +8,9 @@ tests must pass and `make check` and `make lint`'s ruff must accept it.
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 
 import pytest
+from median_lambda.project.examples import EXAMPLE_FILES
 
 from tests.project_copy import REPO, ProjectCopy, copy_project, fenced_snippets, snippet_files
 
@@ -78,14 +78,7 @@ def test_the_readmes_snippets_pass_the_projects_lint(readme_project: ProjectCopy
     assert formatted.returncode == 0, formatted.stdout
 
 
-def _deleted_by_readme() -> set[str]:
-    deleted = set()
-    for snippet in _snippets(_section("Make it yours"), "bash"):
-        for line in snippet.splitlines():
-            words = shlex.split(line)
-            if words[:1] == ["rm"]:
-                deleted |= {word.rstrip("/") for word in words[1:] if not word.startswith("-")}
-    return deleted
+SWAP_SCRIPT = REPO / "maintainers" / "swap_examples.sh"
 
 
 def _deleted_by_swap_check() -> set[str]:
@@ -93,41 +86,32 @@ def _deleted_by_swap_check() -> set[str]:
     return set(shlex.split(line.removeprefix("examples=(").removesuffix(")")))
 
 
-def test_make_it_yours_deletes_what_the_swap_check_deletes() -> None:
-    # GIVEN the README's "Make it yours" and the script CI runs to prove it
-    # WHEN the paths each deletes are read
-    # THEN they are the same five, so CI proves what the README tells a user to do
-    assert _deleted_by_readme() == _deleted_by_swap_check()
-    assert _deleted_by_readme() == {
-        "tools/orders.py",
-        "tools/_sample_store.py",
-        "tools/health.py",
-        "tools/returns.py",
-        "tests/tools",
-    }
+def test_make_it_yours_is_one_command_that_deletes_what_the_swap_check_expects_gone() -> None:
+    # GIVEN the README's "Make it yours", the command it runs, and the script CI runs to prove it
+    [commands] = _snippets(_section("Make it yours"), "bash")
+    # THEN it is `make remove-examples`, which deletes the example files the swap check then finds gone
+    assert commands.strip() == "make remove-examples"
+    assert (
+        set(EXAMPLE_FILES)
+        == _deleted_by_swap_check()
+        == {
+            "tools/orders.py",
+            "tools/_sample_store.py",
+            "tools/health.py",
+            "tools/returns.py",
+            "tests/tools",
+        }
+    )
+    assert "in_copy remove-examples" in SWAP_SCRIPT.read_text(encoding="utf-8")
 
 
-REMOVE_BLOCKS = ".venv/bin/python -m median_lambda.project.examples"
-
-
-def test_make_it_yours_and_the_swap_check_both_delete_the_examples_template_blocks() -> None:
-    # GIVEN the README's "Make it yours" and the swap check's script
-    readme_lines = [line for snippet in _snippets(_section("Make it yours"), "bash") for line in snippet.splitlines()]
-    script = SWAP_SCRIPT.read_text(encoding="utf-8")
-    # THEN both run the same command, after the files are gone, so the template's table, policy
-    # and variable and the settings' values go with the examples, and CI builds without them
-    assert any(line.startswith(REMOVE_BLOCKS) for line in readme_lines)
-    assert REMOVE_BLOCKS in script
-    assert script.index('rm -rf -- "${examples[@]}"') < script.index(REMOVE_BLOCKS)
-
-
-def test_make_it_yours_keeps_the_tools_package() -> None:
+def test_make_it_yours_names_every_file_it_deletes_and_keeps_the_tools_package() -> None:
     # GIVEN the README's "Make it yours"
-    # THEN it never deletes tools/ itself or its __init__.py, which the loader needs
-    deleted = _deleted_by_readme()
-    assert "tools" not in deleted
-    assert "tools/__init__.py" not in deleted
-    assert "tools/__init__.py" in _section("Make it yours")
+    section = _section("Make it yours")
+    # THEN each example file the command deletes is named there, and tools/ itself is not deleted
+    for name in EXAMPLE_FILES:
+        assert f"`{name}" in section, name
+    assert "tools" not in EXAMPLE_FILES and "tools/__init__.py" not in EXAMPLE_FILES
 
 
 def test_the_swap_check_is_what_ci_runs() -> None:
@@ -136,4 +120,4 @@ def test_the_swap_check_is_what_ci_runs() -> None:
     # THEN it runs the swap check, and the maintainers' make target runs the script
     assert "\nmake swap-check\n" in ci
     assert "maintainers/swap_examples.sh" in (REPO / "maintainer.mk").read_text(encoding="utf-8")
-    assert Path(SWAP_SCRIPT).stat().st_mode & 0o111, "the script must be executable"
+    assert SWAP_SCRIPT.stat().st_mode & 0o111, "the script must be executable"

@@ -51,9 +51,9 @@ def _run(project: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _make_it_yours() -> str:
-    """The README's "Make it yours" commands, as a user pastes them."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def _make_it_yours(project: Path) -> str:
+    """The project's README's "Make it yours" commands, as a user pastes them."""
+    readme = (project / "README.md").read_text(encoding="utf-8")
     start = readme.index("\n## Make it yours\n")
     section = readme[start : readme.index("\n## ", start + 1)]
     [commands] = [body for language, body in fenced_snippets(section) if language == "bash"]
@@ -73,14 +73,34 @@ def test_a_generated_project_holds_only_the_contract_suite_and_the_users_tests(p
     # GIVEN a project as generated from this template
     # WHEN its tests/ is listed
     tests = sorted(path.relative_to(project).as_posix() for path in (project / "tests").iterdir())
-    # THEN it holds the contract suite and the user's own tests, and none of the template's own suites
-    assert tests == ["tests/__init__.py", "tests/contract", "tests/tools"]
+    # THEN it holds the one file that runs median-lambda's contract suite, and the user's own tests
+    assert tests == ["tests/__init__.py", "tests/test_median_contract.py", "tests/tools"]
+
+
+def test_a_generated_project_holds_little_python_but_its_owners(project: Path) -> None:
+    # GIVEN a project as generated from this template, its venv made
+    # WHEN its Python outside tools/ and tests/tools/ (what its owner writes) is counted
+    framework = {
+        path.relative_to(project).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in project.rglob("*.py")
+        if path.relative_to(project).parts[0] not in (".venv", "tools") and "tests/tools" not in path.as_posix()
+    }
+    # THEN it is the function's entry point and the contract suite's one file, a few lines: the framework is
+    # median-lambda, in the venv, and none of its code is the project's to merge on an upgrade
+    assert set(framework) == {
+        "handler/__init__.py",
+        "handler/app.py",
+        "tests/__init__.py",
+        "tests/test_median_contract.py",
+    }
+    assert sum(framework.values()) < 50, framework
 
 
 def test_pytests_own_script_finds_the_plugin_the_tools_and_the_contract_suite(project: Path) -> None:
     # GIVEN the project, run as `uv run pytest` runs it: pytest's script, whose import path lacks the project
     # WHEN it collects the contract suite
-    finished = _run(project, [".venv/bin/pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests/contract"])
+    collect = [".venv/bin/pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests/test_median_contract.py"]
+    finished = _run(project, collect)
     # THEN median_lambda.testing's plugin, the tools and the suite's own modules all import
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert "tests/test_median_contract.py::test_input_with_a_field_your_tool_does_not_have" in finished.stdout
@@ -99,7 +119,7 @@ def test_make_test_passes_on_the_examples_and_says_what_the_contract_checked(pro
 
 def test_make_test_passes_with_no_tool_at_all_once_the_examples_are_deleted(project: Path) -> None:
     # GIVEN the same project, its examples deleted as the README's "Make it yours" says
-    deleted = _run(project, ["bash", "-euc", _make_it_yours()])
+    deleted = _run(project, ["bash", "-euc", _make_it_yours(project)])
     assert deleted.returncode == 0, deleted.stdout + deleted.stderr
     assert not (project / "tests" / "tools").exists()
     # WHEN `make test` runs

@@ -205,8 +205,10 @@ def _upgrade(arguments: argparse.Namespace) -> int:
 
 
 def _remove_examples(arguments: argparse.Namespace) -> int:
-    from median_lambda.project.examples import main
+    from median_lambda.project.examples import delete_example_files, main
 
+    for name in delete_example_files():
+        print(f"{name}: deleted")
     return main()
 
 
@@ -341,7 +343,11 @@ def parser() -> QuietParser:
     upgrade.add_argument("version", nargs="?", metavar="VERSION", help="a tag such as v3.1.0 (default: the newest)")
     upgrade.add_argument("--source", help="the template's place: a fork's URL or a local checkout's path")
     commands.add("lint-workflows", _lint_workflows, "Check .github/: GitHub's schemas and zizmor's audits, offline")
-    commands.add("remove-examples", _remove_examples, "Delete the examples' blocks in template.yaml and settings")
+    commands.add(
+        "remove-examples",
+        _remove_examples,
+        "Delete the example tools, their tests and their blocks; keep them out of later upgrades",
+    )
     tool_venv = commands.add("tool-venv", _tool_venv, "Install a developer tool's venv as median-lambda pins it")
     tool_venv.add_argument("name", metavar="NAME", choices=tuple(TOOLS), help=", ".join(TOOLS))
 

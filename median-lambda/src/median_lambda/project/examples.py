@@ -29,6 +29,10 @@ from pathlib import Path
 
 ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 FILES = ("template.yaml", "tools/settings.toml", "pipeline/oidc-role.yaml")
+# The example tools, their shared store and their tests (with what make serve LOCAL_AWS=moto seeds for
+# them): what `median remove-examples` deletes before their blocks. tools/__init__.py stays: the
+# loader needs the package, empty or not.
+EXAMPLE_FILES = ("tools/orders.py", "tools/_sample_store.py", "tools/health.py", "tools/returns.py", "tests/tools")
 ANSWERS = ".copier-answers.yml"
 _KEEP_EXAMPLES = re.compile(r"^keep_examples:.*$", re.MULTILINE)
 NO_EXAMPLES = "keep_examples: false"
@@ -83,6 +87,24 @@ def main(root: Path = ROOT) -> int:
     if record_no_examples(root):
         print(f"{ANSWERS}: {NO_EXAMPLES}, so copier update and copier recopy leave the examples out")
     return 0
+
+
+def delete_example_files(root: Path = ROOT) -> list[str]:
+    """Delete the example tools and their tests, where they are; the paths deleted. `median remove-examples`
+    runs it (never a Copier task: a project copied without the examples never had them)."""
+    import shutil
+
+    deleted = []
+    for name in EXAMPLE_FILES:
+        path = root / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+        else:
+            continue
+        deleted.append(name)
+    return deleted
 
 
 def record_no_examples(root: Path) -> bool:
