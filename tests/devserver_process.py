@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from handler.authoring.settings import OVERRIDE_PREFIX
 from handler.protocol import STAGE_ENV, TOOLS_PACKAGE_ENV
@@ -59,6 +60,31 @@ class DevServerProcess:
 
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
+
+    @property
+    def local_aws_file(self) -> Path:
+        """The file `make serve LOCAL_AWS=moto` names for a shell of the developer's: its moto and credential."""
+        printed = re.search(r"from another shell of yours \(the AWS CLI, a script\): \. (\S+)", self.output())
+        assert printed, f"the dev server named no file for its local AWS:\n{self.output()}"
+        return Path(printed.group(1))
+
+    def local_aws_environment(self) -> dict[str, str]:
+        """What sourcing that file sets: AWS_ENDPOINT_URL, the run's credential, the region."""
+        exported = re.findall(r"^export (\w+)=(.*)$", self.local_aws_file.read_text(encoding="utf-8"), re.MULTILINE)
+        return {name: shlex.split(value)[0] for name, value in exported}
+
+    def local_aws_client(self, service: str) -> Any:
+        """A boto3 client on make serve's moto, signed with the run's credential, as a shell that sourced the file."""
+        import boto3
+
+        environment = self.local_aws_environment()
+        return boto3.client(  # type: ignore[call-overload]
+            service,
+            endpoint_url=environment["AWS_ENDPOINT_URL"],
+            region_name=environment["AWS_DEFAULT_REGION"],
+            aws_access_key_id=environment["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=environment["AWS_SECRET_ACCESS_KEY"],
+        )
 
 
 @contextmanager
