@@ -165,7 +165,7 @@ def aws_credentials(endpoint: str) -> dict[str, str]:
 
 
 def lambda_environment(endpoint: str, *, idempotency: bool, extension_port: int | None) -> dict[str, str]:
-    """A deployed function's environment: a named secret, fake credentials, no dev key; with
+    """A deployed function's environment: a named secret, the run's credential for moto, no dev key; with
     `idempotency`, the table named, as template.yaml always names it; with `extension_port`, the
     extension's variable set, as template.yaml sets it with the extension's layer."""
     env = {

@@ -30,7 +30,8 @@ class MedianAWS:
             answer = MedianTestClient().call("parcelStatus", {"parcel": "P-1"})
 
     The tool's `ctx.aws_client(...)`, `Secret(...)` and `Parameter(...)` reach the same server
-    through AWS_ENDPOINT_URL, with fake credentials and a region, for this test alone.
+    through AWS_ENDPOINT_URL, with the run's credential (which moto's server answers alone) and a
+    region, for this test alone.
     """
 
     REGION = "us-east-1"
