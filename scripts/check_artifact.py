@@ -161,9 +161,14 @@ def local_problems(artifact: Path, included: tuple[str, ...] | None = None) -> l
     function, but they may hold a developer's dummy secrets or internal URLs; an editor's backup
     of them holds the same. None ships.
     """
-    from scripts.artifact_sources import PACKAGES, belongs, included_patterns, is_local
+    from scripts.artifact_sources import PACKAGES, belongs, included_patterns, is_local, pattern_problem
 
-    patterns = included_patterns() if included is None else included
+    # Only what the build applies: a pattern it refuses (one leading out of tools/) ships nothing.
+    patterns = tuple(
+        pattern
+        for pattern in (included_patterns() if included is None else included)
+        if pattern_problem(pattern, PACKAGES) is None
+    )
     problems = []
     for path in sorted(artifact.rglob("*")):
         relative = PurePosixPath(path.relative_to(artifact).as_posix())
