@@ -388,3 +388,28 @@ def test_a_tool_with_two_context_parameters_is_refused(scratch_registry: Registr
     # THEN the author is told at import
     with pytest.raises(TypeError, match=r"twice: only one parameter may be annotated with ToolContext"):
         tool(risk="low")(twice)
+
+
+def test_a_call_runs_under_the_lambda_context_the_test_gives_as_a_retry_does(
+    scratch_registry: Registry, client: MedianTestClient
+) -> None:
+    # GIVEN a tool and a diagnostics function that say how long their call has left
+    @tool(risk="low", name="timeLeft")
+    def time_left(args: OtherInput, ctx: ToolContext) -> dict[str, object]:
+        """Say how long this call has left."""
+        return {"seconds": ctx.remaining_seconds()}
+
+    @diagnostics
+    def health(ctx: ToolContext) -> dict[str, object]:
+        return {"seconds": ctx.remaining_seconds()}
+
+    # WHEN each is called with a context of 2 seconds, as a call with little time left, and without one
+    short = client.call("timeLeft", {"note": "x"}, context=FakeLambdaContext(timeout_seconds=2))
+    again = client.retry(context=FakeLambdaContext(timeout_seconds=2))
+    default = client.call("timeLeft", {"note": "x"})
+    checked = client.diagnostics(context=FakeLambdaContext(timeout_seconds=2))
+    # THEN the short calls had under 2 seconds, and the others Lambda's default 30
+    assert short.body["output"]["seconds"] < 2
+    assert again.body["output"]["seconds"] < 2
+    assert checked.body["output"]["seconds"] < 2
+    assert default.body["output"]["seconds"] > 20
