@@ -7,6 +7,7 @@ import re
 import shlex
 import subprocess
 import sys
+import textwrap
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -134,6 +135,21 @@ def running_devserver(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def serving_local_aws(log_dir: Path, local_settings: str, seed_hook: str | None = None) -> Iterator[DevServerProcess]:
+    """`make serve LOCAL_AWS=moto` in a project of its own, with no tool: moto seeded from its
+    tools/settings.local.toml (`local_settings`) and, given one, its tests/tools/local_aws_seed.py."""
+    root = log_dir / "project"
+    (root / "tools").mkdir(parents=True)
+    (root / "tools" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "tools" / "settings.local.toml").write_text(textwrap.dedent(local_settings), encoding="utf-8")
+    if seed_hook is not None:
+        (root / "tests" / "tools").mkdir(parents=True)
+        (root / "tests" / "tools" / "local_aws_seed.py").write_text(seed_hook, encoding="utf-8")
+    with running_devserver(log_dir, cwd=root, tools_package=None, env={"LOCAL_AWS": "moto"}) as server:
+        yield server
 
 
 @contextmanager

@@ -20,7 +20,6 @@ import os
 import stat
 import subprocess
 import sys
-import textwrap
 import urllib.request
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,7 +33,14 @@ from botocore.config import Config
 from botocore.credentials import Credentials
 
 from handler.testing.moto_server import CREDENTIAL_REQUIRED, LocalCredentials, run_credentials
-from tests.devserver_process import REPO, running_devserver
+from tests.devserver_process import REPO, serving_local_aws
+from tests.integration.test_local_aws_answers_only_this_machine import (
+    LOCAL_SETTINGS,
+    PARAMETER_NAME,
+    PARAMETER_VALUE,
+    SECRET_NAME,
+    SECRET_VALUE,
+)
 from tests.local_aws_attacker import JSON_1_0, JSON_1_1, PLANTED, operations
 
 if TYPE_CHECKING:
@@ -43,10 +49,6 @@ if TYPE_CHECKING:
 
     from handler.testing import MedianAWS
 
-SECRET_NAME = "median-tools/carrier-token"
-SECRET_VALUE = "the-carriers-real-looking-token"
-PARAMETER_NAME = "/median-tools/carrier/base-url"
-PARAMETER_VALUE = "https://api.carrier.example"
 TABLE = "shipments"
 ITEM = {"id": {"S": "SHP-1"}, "status": {"S": "in transit"}}
 REGION = "us-east-1"
@@ -298,20 +300,7 @@ def seed() -> None:
 @pytest.fixture
 def serving(tmp_path: Path) -> Iterator[Any]:
     """`make serve LOCAL_AWS=moto` seeded from tools/settings.local.toml and the seed hook, as a user has it."""
-    root = tmp_path / "project"
-    (root / "tools").mkdir(parents=True)
-    (root / "tools" / "__init__.py").write_text("")
-    local = f"""
-        [secrets]
-        "{SECRET_NAME}" = "{SECRET_VALUE}"
-
-        [parameters]
-        "{PARAMETER_NAME}" = "{PARAMETER_VALUE}"
-    """
-    (root / "tools" / "settings.local.toml").write_text(textwrap.dedent(local))
-    (root / "tests" / "tools").mkdir(parents=True)
-    (root / "tests" / "tools" / "local_aws_seed.py").write_text(SEED_HOOK)
-    with running_devserver(tmp_path, cwd=root, tools_package=None, env={"LOCAL_AWS": "moto"}) as server:
+    with serving_local_aws(tmp_path, LOCAL_SETTINGS, SEED_HOOK) as server:
         yield server
 
 

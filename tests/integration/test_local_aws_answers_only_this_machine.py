@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import socket
-import textwrap
 from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
 
 from handler.testing.moto_server import LoopbackOnly
-from tests.devserver_process import read_answer, running_devserver
+from tests.devserver_process import read_answer
+from tests.devserver_process import serving_local_aws as serving
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -181,21 +181,19 @@ def test_no_answer_of_moto_grants_a_page_cors() -> None:
 # --- make serve LOCAL_AWS=moto --------------------------------------------------------------------
 
 
+LOCAL_SETTINGS = f"""
+    [secrets]
+    "{SECRET_NAME}" = "{SECRET_VALUE}"
+
+    [parameters]
+    "{PARAMETER_NAME}" = "{PARAMETER_VALUE}"
+"""
+
+
 @pytest.fixture
 def serving_local_aws(tmp_path: Path) -> Iterator[DevServerProcess]:
     """`make serve LOCAL_AWS=moto` in a project whose local settings seed a secret and a parameter."""
-    root = tmp_path / "project"
-    (root / "tools").mkdir(parents=True)
-    (root / "tools" / "__init__.py").write_text("")
-    local = f"""
-        [secrets]
-        "{SECRET_NAME}" = "{SECRET_VALUE}"
-
-        [parameters]
-        "{PARAMETER_NAME}" = "{PARAMETER_VALUE}"
-    """
-    (root / "tools" / "settings.local.toml").write_text(textwrap.dedent(local))
-    with running_devserver(tmp_path, cwd=root, tools_package=None, env={"LOCAL_AWS": "moto"}) as server:
+    with serving(tmp_path, LOCAL_SETTINGS) as server:
         yield server
 
 
