@@ -35,6 +35,7 @@ START_TIMEOUT_SECONDS = 30.0
 class DevServerProcess:
     port: int
     log: Path
+    process: subprocess.Popen[bytes]  # to stop it as a person or a process manager would
 
     @property
     def url(self) -> str:
@@ -118,7 +119,7 @@ def running_devserver(
         process = subprocess.Popen(
             [sys.executable, "-m", "devserver"], cwd=cwd, env=environment, stdout=sink, stderr=subprocess.STDOUT
         )
-    server = DevServerProcess(port, log)
+    server = DevServerProcess(port, log, process)
     try:
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while READY_LINE not in server.output():

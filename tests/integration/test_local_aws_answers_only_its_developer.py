@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -345,18 +346,14 @@ def test_make_serve_hands_its_credential_to_its_developer_alone(tmp_path: Path, 
     assert environment["AWS_SECRET_ACCESS_KEY"] not in serving.output()
 
 
-def test_the_file_goes_when_make_serve_stops() -> None:
-    # GIVEN a moto server as make serve starts it, and the file it names
-    from devserver.local_aws import LocalAws as Started
-    from devserver.local_aws import write_environment_file
-    from handler.testing.moto_server import LocalMotoServer
-
-    server = LocalMotoServer()
-    endpoint = server.start()
-    started = Started(server, endpoint, environment_file=write_environment_file(endpoint))
-    path = started.environment_file
-    assert path is not None and path.is_file()
-    # WHEN it stops (Ctrl-C)
-    started.stop()
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_the_file_goes_when_make_serve_stops(tmp_path: Path, stop: str) -> None:
+    # GIVEN make serve LOCAL_AWS=moto, and the file it named
+    with serving_local_aws(tmp_path, LOCAL_SETTINGS) as server:
+        path = server.local_aws_file
+        assert path.is_file()
+        # WHEN it is stopped: Ctrl-C, a process manager, a closed terminal
+        server.process.send_signal(getattr(signal, stop))
+        server.process.wait(timeout=30)
     # THEN its folder is gone with the credential
     assert not path.parent.exists()
