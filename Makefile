@@ -204,6 +204,7 @@ validate-checkov: $(CHECKOV_INSTALLED)
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(BIN)/python -m handler check --no-local
+	$(BIN)/python -m scripts.check_imports
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
 	$(BIN)/python -m scripts.artifact_sources "$(ARTIFACTS_DIR)" handler tools
 	$(BIN)/python -m scripts.lock artifact-requirements > $(VENV)/artifact-requirements.txt
