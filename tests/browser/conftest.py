@@ -64,7 +64,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServerProcess]:
-    with running_devserver(tmp_path_factory.mktemp("median_lambda.devserver")) as running:
+    with running_devserver(tmp_path_factory.mktemp("devserver")) as running:
         yield running
 
 

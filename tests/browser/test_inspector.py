@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.browser
 
 SCREENSHOT = REPO / "docs" / "inspector.png"
-PAGE_FILE = REPO / "median_lambda.devserver" / "inspector.html"
+PAGE_FILE = REPO / "median-lambda" / "src" / "median_lambda" / "devserver" / "inspector.html"
 
 
 def expect(locator: Locator) -> Any:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServerProcess]:
-    with running_devserver(tmp_path_factory.mktemp("median_lambda.devserver")) as running:
+    with running_devserver(tmp_path_factory.mktemp("devserver")) as running:
         yield running
 
 

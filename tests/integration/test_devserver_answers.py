@@ -31,7 +31,7 @@ SAFETY_TIMEOUT_SECONDS = 30.0  # a hung server fails the test instead of hanging
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServerProcess]:
-    with running_devserver(tmp_path_factory.mktemp("median_lambda.devserver")) as running:
+    with running_devserver(tmp_path_factory.mktemp("devserver")) as running:
         yield running
 
 

@@ -47,7 +47,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServerProces
     package = ToolsPackage(tmp_path_factory.mktemp("tools_package"))
     package.module("broken_text", BROKEN_TEXT_TOOL)
     environment = {DEV_KEY_ENV: TEST_KEY, KEY_SECRET_ENV: ""}
-    devserver_log = tmp_path_factory.mktemp("median_lambda.devserver")
+    devserver_log = tmp_path_factory.mktemp("devserver")
     with running_devserver(devserver_log, cwd=package.root, tools_package=None, env=environment) as running:
         yield running
 

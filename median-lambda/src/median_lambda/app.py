@@ -17,6 +17,7 @@ from median_lambda.calls.idempotency import log_state_at_cold_start
 from median_lambda.key.source import KeyUnavailable, MedianKeySource, log_key_unavailable
 from median_lambda.protocol import (
     ALLOWED_METHODS,
+    ANY_STAGE,
     DEFAULT_STAGE,
     MAX_BODY_BYTES,
     MAX_QUOTED_PROBLEMS_CHARS,
@@ -139,7 +140,7 @@ def _unknown_stage() -> str | None:
     global _stage_known
     current = setting(STAGE_ENV) or DEFAULT_STAGE
     built = _stages_the_build_wrote()
-    if built is not None and (current == DEFAULT_STAGE or current in built):
+    if built is not None and (current == DEFAULT_STAGE or current in built or ANY_STAGE in built):
         _stage_known = True  # a deployed container: its stage and its files never change
         return None
     # A source checkout (make serve, the tests) reads settings.toml itself, anew each time: it is

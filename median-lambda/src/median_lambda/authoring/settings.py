@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 # Re-exported, where authors' and tests' imports have always found them.
+from median_lambda.protocol import ANY_STAGE as ANY_STAGE
 from median_lambda.protocol import DEFAULT_STAGE as DEFAULT_STAGE
 from median_lambda.protocol import STAGE_ENV as STAGE_ENV
 from median_lambda.runtime.env import package_directory, running_in_deployed_lambda, shown_path
@@ -152,7 +153,11 @@ def stage_tables() -> list[str]:
 
 
 def known_stages() -> list[str]:
-    """The stages a function may run as: `default`, and each table of settings.toml."""
+    """The stages a function may run as: `default`, and each table of settings.toml; `default` and
+    ANY_STAGE when there is no settings.toml, whose stages no name can miss."""
+    directory = settings_directory()
+    if directory is None or not (directory / SETTINGS_FILE).is_file():
+        return [DEFAULT_STAGE, ANY_STAGE]
     return [DEFAULT_STAGE, *(name for name in stage_tables() if name != DEFAULT_STAGE)]
 
 
@@ -165,7 +170,7 @@ def settings_file_shown() -> str:
 def unknown_stage(named: str, known: Iterable[str]) -> str | None:
     """Why `named` is no stage (a typo, most often), with the fix; None when it is one of `known`."""
     known = list(known)
-    if named == DEFAULT_STAGE or named in known:
+    if named == DEFAULT_STAGE or named in known or ANY_STAGE in known:
         return None
     return (
         f"{STAGE_ENV}={named} names no stage of {settings_file_shown()}, whose stages are {', '.join(known)}: "
@@ -458,7 +463,7 @@ def deployable_stages(also: Iterable[DeployedStage] = ()) -> list[DeployedStage]
     `also` (the stages samconfig.toml deploys): each once, the first reason kept. Raises ConfigurationError
     when settings.toml cannot be read."""
     stages: dict[str, DeployedStage] = {}
-    for each in [*also, *(DeployedStage(name) for name in known_stages())]:
+    for each in [*also, *(DeployedStage(name) for name in known_stages() if name != ANY_STAGE)]:
         stages.setdefault(each.name, each)
     return sorted(stages.values(), key=lambda each: (each.name != DEFAULT_STAGE, each.name))
 

@@ -2,7 +2,9 @@
 
 `sam build` runs the project's Makefile target build-MedianToolsFunction (template.yaml's
 `BuildMethod: makefile`) in the project's folder, with ARTIFACTS_DIR set; the target runs
-`median build-artifact`, which checks the tools first (`median check --no-local`) and then this:
+`median build-artifact`, which checks the tools first (`median check --no-local`), then that every
+package tools/ imports, lazily too, is one the function will have (median_lambda.build.check_imports),
+and then builds:
 
 - handler/ and tools/, copied by what belongs in a function (median_lambda.build.sources: Python
   modules, tools/settings.toml, what pyproject.toml's [tool.median.artifact] include names), so
@@ -44,10 +46,21 @@ class BuildFailed(Exception):
 
 def build_artifact(artifact: Path, root: Path = ROOT) -> None:
     """Build the function's artifact into `artifact`, emptied first; BuildFailed naming the step that failed."""
+    imports = import_problems_of(root)
+    if imports:
+        listed = "\n".join(imports)
+        raise BuildFailed(
+            f"{listed}\n{len(imports)} import(s) of tools/ would fail in the deployed function, which holds only "
+            "[project].dependencies (uv.lock) beside the Lambda runtime's boto3"
+        )
     shutil.rmtree(artifact, ignore_errors=True)
     artifact.mkdir(parents=True)
-    for line in copy_sources(artifact, root):
+    copied = copy_sources(artifact, root)
+    for line in copied.said:
         print(line)
+    if copied.refused:
+        listed = "\n".join(copied.refused)
+        raise BuildFailed(f"{listed}\n{len(copied.refused)} include pattern(s) ship nothing a tool could read")
     install_locked_packages(artifact, root)
     if not precompile(artifact, RUNTIME_PYTHON):
         raise BuildFailed(f"compiling the artifact's modules in {artifact} failed (above)")
@@ -58,6 +71,16 @@ def build_artifact(artifact: Path, root: Path = ROOT) -> None:
         elif path.exists():
             path.unlink()
     write_prebuilt_files(artifact / "median_lambda")
+
+
+def import_problems_of(root: Path) -> list[str]:
+    """Each import of tools/ the deployed function could not satisfy (median_lambda.build.check_imports)."""
+    from importlib.metadata import packages_distributions
+
+    from median_lambda.build.check_imports import deployed_packages, import_problems, imports_of_tools
+
+    machine = wheel_machine(lambda_architecture(root / TEMPLATE.name))
+    return import_problems(imports_of_tools(root), packages_distributions(), deployed_packages(machine, root))
 
 
 def install_locked_packages(artifact: Path, root: Path = ROOT) -> None:

@@ -1,7 +1,8 @@
 """Check what `sam build` made before it is deployed: `median check-artifact [DIR]`, which CI runs after the build.
 
 It fails (exit 1, one line per problem) unless the artifact holds handler/ and tools/ and
-the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts into it,
+the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts into it, every
+package its tools import, lazily too (median_lambda/build/check_imports.py), or the Lambda runtime's boto3,
 every compiled module is built for the template's architecture and CPython 3.13, and
 nothing of the workspace (tests, virtualenv, caches, the dev server) came along. Nothing
 local may be anywhere in it (tools/settings.local.toml, an editor's backup or swap file of
@@ -21,12 +22,12 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Literal
 
 from median_lambda.build.sources import DEVELOPER_PARTS
-from median_lambda.project.lock import locked_artifact_versions
+from median_lambda.project.lock import locked_artifact_versions, runtime_packages
 from median_lambda.project.sam_config import lambda_architecture, wheel_machine
 from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
 
 ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 DEFAULT_ARTIFACT = ROOT / ".aws-sam" / "build" / "MedianToolsFunction"
@@ -178,9 +179,14 @@ def local_problems(artifact: Path, included: tuple[str, ...] | None = None) -> l
     function, but they may hold a developer's dummy secrets or internal URLs; an editor's backup
     of them holds the same. None ships.
     """
-    from median_lambda.build.sources import PACKAGES, belongs, included_patterns, is_local
+    from median_lambda.build.sources import PACKAGES, belongs, included_patterns, is_local, pattern_problem
 
-    patterns = included_patterns() if included is None else included
+    # Only what the build applies: a pattern it refuses (one leading out of tools/) ships nothing.
+    patterns = tuple(
+        pattern
+        for pattern in (included_patterns() if included is None else included)
+        if pattern_problem(pattern, PACKAGES) is None
+    )
     problems = []
     for path in sorted(artifact.rglob("*")):
         relative = PurePosixPath(path.relative_to(artifact).as_posix())
@@ -206,6 +212,32 @@ def local_problems(artifact: Path, included: tuple[str, ...] | None = None) -> l
     return problems
 
 
+def import_problems(artifact: Path, runtime: Collection[str] | None = None) -> list[str]:
+    """Each import of the artifact's tools/ that it cannot satisfy: not in the artifact, nor among the
+    packages the Lambda runtime provides (`runtime`, normalised names; boto3's, as uv.lock locks it, by default)."""
+    from importlib.metadata import packages_distributions
+
+    from packaging.utils import canonicalize_name
+
+    from median_lambda.build.check_imports import THE_FIX, imports_of_tools
+
+    def in_artifact(name: str) -> bool:
+        return (artifact / name).is_dir() or (artifact / f"{name}.py").is_file() or any(artifact.glob(f"{name}.*so"))
+
+    missing = [imported for imported in imports_of_tools(artifact) if not in_artifact(imported.top)]
+    if not missing:
+        return []
+    if runtime is None:
+        runtime = runtime_packages()
+    providers = packages_distributions()
+    return [
+        f"{imported.path}:{imported.line}: imports {imported.module}, which is not in the artifact: add the package "
+        f"that provides it {THE_FIX}, and build again"
+        for imported in missing
+        if not any(canonicalize_name(package) in runtime for package in providers.get(imported.top, []))
+    ]
+
+
 def sizes(artifact: Path) -> tuple[int, int, int]:
     """Files, bytes unzipped and bytes zipped as sam deploy uploads them."""
     files = [path for path in artifact.rglob("*") if path.is_file()]
@@ -228,6 +260,7 @@ def check(artifact: Path, architecture: str, locked: Mapping[str, str] | None = 
     problems += manifest_problems(artifact)
     problems += version_problems(artifact)
     problems += stray_problems(artifact)
+    problems += import_problems(artifact)
     return problems
 
 

@@ -81,6 +81,7 @@ def _show_values(registry: Registry, *, local: bool, stage: str | None) -> None:
     """What each setting the tools read is in each stage a deploy serves, and on this machine, with its source."""
     from median_lambda.authoring.dependencies import names_by_setting
     from median_lambda.authoring.settings import (
+        ANY_STAGE,
         ConfigurationError,
         changed_here,
         deployable_stages,
@@ -99,7 +100,7 @@ def _show_values(registry: Registry, *, local: bool, stage: str | None) -> None:
     try:
         deployed = deployment()
         known = known_stages()
-        stages = [each for each in deployable_stages(deployed.stages) if each.name in known]
+        stages = [each for each in deployable_stages(deployed.stages) if each.name in known or ANY_STAGE in known]
     except (DeploymentUnreadable, ConfigurationError):
         return  # said as a problem already
     print(f"The settings your tools read, per stage ({settings_file_shown()}; docs/configuration.md):")
@@ -208,7 +209,8 @@ def stage_problems(stage: str) -> list[str]:
 
 
 def command_stages(arguments: argparse.Namespace) -> int:
-    """Print the stages a function may run as, one a line: `default` and each table of tools/settings.toml."""
+    """Print the stages a function may run as, one a line: `default` and each table of tools/settings.toml
+    (`*`, any name, with no settings.toml)."""
     from median_lambda.authoring.settings import ConfigurationError, known_stages
 
     try:

@@ -9,8 +9,7 @@ the copy, the locked wheels, the bytecode, the prebuilt manifest.
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from median_lambda.testing import signed_event
@@ -31,7 +30,7 @@ def _files(folder: Path, *, leave_out: tuple[str, ...] = ()) -> dict[str, bytes]
 
 def test_the_build_holds_handler_and_your_tools_and_nothing_local(contract_build: Path) -> None:
     from median_lambda.build.check import stray_problems
-    from median_lambda.build.sources import DEVELOPER_PARTS, included_patterns
+    from median_lambda.build.sources import DEVELOPER_PARTS, included_patterns, matches
 
     # GIVEN the artifact the build made from a project whose tools/ holds local values and an editor's copies
     # WHEN its folders are compared with the project's
@@ -52,7 +51,7 @@ def test_the_build_holds_handler_and_your_tools_and_nothing_local(contract_build
         for name, content in _files(PROJECT / "tools", leave_out=("settings.local",)).items()
         if name.endswith(".py")
         or name == "settings.toml"
-        or any(fnmatchcase(f"tools/{name}", glob) for glob in included)
+        or any(matches(PurePosixPath(f"tools/{name}"), glob) for glob in included)
     }
     assert tools == yours
     assert not [path for path in contract_build.rglob("*") if "settings.local" in path.name]

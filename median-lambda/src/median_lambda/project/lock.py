@@ -31,6 +31,9 @@ TOOLING_FIX = "run `make lock` and commit tooling/"
 # itself, whose runtime part the build copies (median_lambda/build/sources.py): never its testing
 # kit, CLI or dev server.
 ARTIFACT_EXPORT = ("--no-default-groups", "--no-emit-package", "median-lambda", "--prune", "botocore")
+# What the Lambda runtime itself provides, and the artifact therefore leaves out: boto3 and what it
+# brings, as uv.lock locks them (runtime_packages).
+RUNTIME_ROOT = "boto3"
 # A developer tool that is not the project's dependency gets a venv of its own, from its own lock:
 # tooling/NAME.py declares what the venv holds (PEP 723 inline metadata), tooling/NAME.py.lock pins
 # it all with hashes (`uv lock --script`), so uv locks, checks and audits it as it does uv.lock.
@@ -131,9 +134,12 @@ def tool_requirements(name: str, directory: Path = TOOLING) -> str:
     return result.stdout
 
 
-def artifact_requirements(*, hashes: bool = True, project: Path = ROOT) -> str:
-    """The artifact's packages as a requirements file: exact versions, hashes, environment markers."""
-    options = ["--frozen", "--format", "requirements.txt", "--no-header", "--no-annotate", *ARTIFACT_EXPORT]
+def artifact_requirements(
+    *, hashes: bool = True, project: Path = ROOT, export: tuple[str, ...] = ARTIFACT_EXPORT
+) -> str:
+    """The artifact's packages (or what `export` selects) as a requirements file: exact versions, hashes,
+    environment markers."""
+    options = ["--frozen", "--format", "requirements.txt", "--no-header", "--no-annotate", *export]
     result = uv("export", *options, *([] if hashes else ["--no-hashes"]), project=project)
     if result.returncode != 0:
         raise LockError(f"uv export failed: {result.stderr.strip()}")
@@ -154,14 +160,17 @@ def lambda_environment(machine: str) -> dict[str, str]:
     }
 
 
-def locked_artifact_versions(machine: str, project: Path = ROOT) -> dict[str, str]:
-    """Normalised name -> version of every package the lock puts into an artifact for `machine`."""
+def locked_artifact_versions(
+    machine: str, project: Path = ROOT, export: tuple[str, ...] = ARTIFACT_EXPORT
+) -> dict[str, str]:
+    """Normalised name -> version of every package the lock puts into an artifact for `machine` (or what
+    another `export` selects)."""
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
     environment = lambda_environment(machine)
     versions: dict[str, str] = {}
-    for line in artifact_requirements(hashes=False, project=project).splitlines():
+    for line in artifact_requirements(hashes=False, project=project, export=export).splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         requirement = Requirement(line)
@@ -172,6 +181,28 @@ def locked_artifact_versions(machine: str, project: Path = ROOT) -> dict[str, st
             raise LockError(f"uv export gave {line!r}, not one exact version")
         versions[canonicalize_name(requirement.name)] = pins[0]
     return versions
+
+
+def runtime_packages(lock: Path = LOCK) -> set[str]:
+    """Normalised names of the packages the Lambda runtime provides beside the artifact: boto3 and every package
+    it brings, as uv.lock locks them (a project's lock holds boto3 through median-lambda's dev extra)."""
+    from packaging.utils import canonicalize_name
+
+    packages = tomllib.loads(lock.read_text(encoding="utf-8")).get("package", [])
+    brings = {
+        canonicalize_name(package["name"]): [
+            canonicalize_name(needed["name"]) for needed in package.get("dependencies", [])
+        ]
+        for package in packages
+    }
+    found: set[str] = set()
+    waiting = [canonicalize_name(RUNTIME_ROOT)]
+    while waiting:
+        name = waiting.pop()
+        if name not in found and name in brings:
+            found.add(name)
+            waiting.extend(brings[name])
+    return found
 
 
 def main(argv: list[str]) -> int:
