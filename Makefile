@@ -48,11 +48,9 @@ $(INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
 	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked $(addprefix --group ,$(INSTALL_GROUPS)) || $(STALE_LOCK)
 	@touch $@
 install: $(INSTALLED) ## Create .venv from uv.lock: median-lambda, your tools' dependencies, the linters
-# A stale lock cannot give the venv `median lock` runs in: then it is made from the lock as it is.
-LOCKING_VENV = @[ -x $(MEDIAN) ] || $(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --frozen
+# uv itself, not `median lock`: a lock that asks for median-lambda anew (an upgrade's) is made before the venv has it.
 lock: $(UV_INSTALLED) ## Update uv.lock after a change to pyproject.toml; UPGRADE=PACKAGE (or all) moves one
-	$(LOCKING_VENV)
-	$(MEDIAN) lock $(addprefix --upgrade ,$(UPGRADE))
+	$(UV_ENV) $(UV) lock $(if $(filter all,$(UPGRADE)),--upgrade,$(addprefix --upgrade-package ,$(UPGRADE)))
 
 # --- The rest needs the venv. Through the environment, any JSON in INPUT arrives intact; `median
 # local` reads LOCAL_ARCH, PARAMETER_OVERRIDES and SAM_FLAGS there, `median serve` PORT and LOCAL_AWS.

@@ -28,8 +28,9 @@ format-library: $(INSTALLED)
 	cd $(LIBRARY) && $(CURDIR)/$(BIN)/ruff check --fix . && $(CURDIR)/$(BIN)/ruff format .
 # UPGRADE=PACKAGE (or all) moves it in the tools' locks too.
 lock: lock-tooling
+# The library's module re-locks them: from the venv as uv.lock has it, even stale (--frozen).
 lock-tooling: $(UV_INSTALLED)
-	$(LOCKING_VENV)
+	@[ -x $(MEDIAN) ] || $(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --frozen $(addprefix --group ,$(INSTALL_GROUPS))
 	$(BIN)/python -m median_lambda.project.lock tooling $(UPGRADE)
 	$(BIN)/python -m median_lambda.project.lock tooling --directory maintainers/tooling $(UPGRADE)
 clean: clean-library

@@ -137,7 +137,9 @@ def grant_the_pipeline_the_users_table(project: Path) -> list[str]:
     return ["pipeline/oidc-role.yaml"]
 
 
-# What each version's "What you must do" (CHANGELOG.md) asks of this proof's user, by version.
+# What each version's "What you must do" (CHANGELOG.md) asks of this proof's user, by version: done after
+# an upgrade that crosses the version, and, by a user who copied that version or a later one, as they
+# add what it concerns (its docs say so from the start).
 USERS_MUST_DO = {(2, 0, 0): grant_the_pipeline_the_users_table}
 
 
@@ -258,8 +260,9 @@ def framework_package(tag: str) -> str:
     return "handler" if version_of(tag) < (3, 0, 0) else "median_lambda"
 
 
-def act_as_a_user(project: Path, tag: str) -> None:
-    """What a user does with a project copied from `tag` over a few weeks, committed."""
+def act_as_a_user(project: Path, tag: str) -> list[str]:
+    """What a user does with a project copied from `tag` over a few weeks, committed; the template's files it changed
+    beside template.yaml and pyproject.toml."""
     make(project, "new-tool", "NAME=loyalty_points")
     package = framework_package(tag)
     (project / "tools" / "loyalty.py").write_text(USER_TOOL.format(package=package), encoding="utf-8")
@@ -282,6 +285,9 @@ def act_as_a_user(project: Path, tag: str) -> None:
         index = text.rindex("\n", 0, index) + 1
         text = text[:index] + addition + text[index:]
     template.write_text(text, encoding="utf-8")
+    touched = [
+        name for version, do in sorted(USERS_MUST_DO.items()) if version <= version_of(tag) for name in do(project)
+    ]
     pyproject = project / "pyproject.toml"
     text = pyproject.read_text(encoding="utf-8")
     if "\ndependencies = [\n" not in text:
@@ -292,6 +298,7 @@ def act_as_a_user(project: Path, tag: str) -> None:
     make(project, "lock")
     git(project, "add", "-A")
     git(project, "commit", "--quiet", "-m", "A tool, its settings and its table of our own")
+    return touched
 
 
 def migrated(name: str, content: bytes, previous_tag: str) -> bytes:
@@ -389,12 +396,12 @@ def prove(scratch: Path) -> None:
     step(f"copy the previous release, {previous_tag}, and work in it as a user")
     project = scratch / "project"
     copy(clone, project, previous_tag, {})
-    act_as_a_user(project, previous_tag)
+    changed_by_the_user = act_as_a_user(project, previous_tag)
     # What the user's files must be once upgraded: as they left them, but for what a version crossed
     # migrates for them (3.0.0: the framework's imports are median_lambda's).
     users = {name: migrated(name, content, previous_tag) for name, content in files_under(project, USERS_OWN).items()}
 
-    must_do = upgrade(project, previous_tag)
+    must_do = [*changed_by_the_user, *upgrade(project, previous_tag)]
     fresh, previous = scratch / "fresh", scratch / "previous"
     copying = [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref"]
     run([*copying, "HEAD", str(clone), str(fresh)], clone, render_only=True)

@@ -9,11 +9,18 @@ project's own Python files (tools/ and tests/), and nothing else in them: each i
 framework's old package, `handler` and its modules, becomes the same import of median_lambda; the
 project's handler/ itself, now the function's entry point, is the template's. Each file it
 changes is named; `git diff` shows every line. Run again, it finds nothing to change.
+
+In a 2.x project `handler` was the project's own package, sorted apart from the third-party
+imports; median_lambda is a dependency, which ruff sorts with them. So the files it changed are
+then sorted and formatted by the project's own ruff (`ruff check --fix --select I`, `ruff format`,
+the linters `make lint` runs), where the project's venv has it; where it has none, it says to run
+`make format` once the venv is made.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -66,7 +73,26 @@ def to_3_0_0(root: Path = ROOT) -> list[str]:
     return said
 
 
-MIGRATIONS = {"v3.0.0": to_3_0_0}
+def sorted_by_the_projects_ruff(paths: list[str], root: Path = ROOT) -> bool:
+    """The project's own ruff sorts the imports of `paths` and formats them; False where its venv has no ruff."""
+    ruff = root / ".venv" / "bin" / "ruff"
+    if not paths or not ruff.is_file():
+        return False
+    for command in (["check", "--fix", "--quiet", "--select", "I"], ["format", "--quiet"]):
+        subprocess.run([str(ruff), *command, *paths], cwd=root, check=False)  # noqa: S603 - the project's ruff
+    return True
+
+
+def to_3_0_0_sorted(root: Path = ROOT) -> list[str]:
+    """to_3_0_0, then the files it changed sorted and formatted as `make lint` wants them."""
+    said = to_3_0_0(root)
+    changed = [line.split(":", 1)[0] for line in said]
+    if changed and not sorted_by_the_projects_ruff(changed, root):
+        said.append("run `make format` once `make install` has made the venv: ruff sorts median_lambda's imports")
+    return said
+
+
+MIGRATIONS = {"v3.0.0": to_3_0_0_sorted}
 
 
 def main(argv: list[str]) -> int:
