@@ -301,13 +301,22 @@ def act_as_a_user(project: Path, tag: str) -> list[str]:
     return touched
 
 
-def migrated(name: str, content: bytes, previous_tag: str) -> bytes:
-    """A user's file as the migrations of the versions after `previous_tag` leave it (copier.yml's _migrations)."""
-    if version_of(previous_tag) < (3, 0, 0) and name.endswith(".py"):
-        from median_lambda.project.migrations import imports_of_median_lambda
+def migrated(project: Path, name: str, content: bytes, previous_tag: str) -> bytes:
+    """A user's file as the migrations of the versions after `previous_tag` leave it (copier.yml's _migrations):
+    3.0.0 rewrites the framework's imports, then sorts and formats the file with the project's own ruff."""
+    if version_of(previous_tag) >= (3, 0, 0) or not name.endswith(".py"):
+        return content
+    from median_lambda.project.migrations import imports_of_median_lambda
 
-        return imports_of_median_lambda(content.decode("utf-8"))[0].encode("utf-8")
-    return content
+    source, count = imports_of_median_lambda(content.decode("utf-8"))
+    if not count:
+        return content
+    ruff = str(project / ".venv" / "bin" / "ruff")
+    for command in (["check", "--fix", "--quiet", "--select", "I"], ["format", "--quiet"]):
+        sorted_source = run([ruff, *command, "--stdin-filename", str(project / name), "-"], project, input=source,
+                            capture_output=True)  # fmt: skip
+        source = sorted_source or source
+    return source.encode("utf-8")
 
 
 def files_under(root: Path, folders: tuple[str, ...]) -> dict[str, bytes]:
@@ -397,11 +406,12 @@ def prove(scratch: Path) -> None:
     project = scratch / "project"
     copy(clone, project, previous_tag, {})
     changed_by_the_user = act_as_a_user(project, previous_tag)
-    # What the user's files must be once upgraded: as they left them, but for what a version crossed
-    # migrates for them (3.0.0: the framework's imports are median_lambda's).
-    users = {name: migrated(name, content, previous_tag) for name, content in files_under(project, USERS_OWN).items()}
+    before = files_under(project, USERS_OWN)
 
     must_do = [*changed_by_the_user, *upgrade(project, previous_tag)]
+    # What the user's files must be once upgraded: as they left them, but for what a version crossed
+    # migrates for them (3.0.0: the framework's imports are median_lambda's, sorted as its ruff sorts).
+    users = {name: migrated(project, name, content, previous_tag) for name, content in before.items()}
     fresh, previous = scratch / "fresh", scratch / "previous"
     copying = [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref"]
     run([*copying, "HEAD", str(clone), str(fresh)], clone, render_only=True)
