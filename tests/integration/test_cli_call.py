@@ -20,9 +20,7 @@ if TYPE_CHECKING:
 @pytest.fixture(scope="module")
 def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`python -m median_lambda.devserver` on a free loopback port, verifying with the test key."""
-    with running_devserver(
-        tmp_path_factory.mktemp("devserver"), env={"MEDIAN_DEV_KEY": TEST_KEY}
-    ) as server:
+    with running_devserver(tmp_path_factory.mktemp("devserver"), env={"MEDIAN_DEV_KEY": TEST_KEY}) as server:
         yield server.url
 
 

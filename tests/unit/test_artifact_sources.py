@@ -45,7 +45,7 @@ def test_only_modules_and_settings_are_copied_and_no_local_file(tmp_path: Path) 
     # GIVEN tools/ with modules, settings.toml, the local file and every editor's copy of it
     root = project(tmp_path / "project", (*MODULES, "tools/settings.toml", "handler/app.py", *LOCAL_LEFTOVERS))
     # WHEN the build copies it
-    said = copy_packages(tmp_path / "artifact", ("median_lambda", "tools"), root).said
+    said = copy_packages(tmp_path / "artifact", ("handler", "tools"), root).said
     # THEN exactly the modules and settings.toml are in the artifact
     assert copied(tmp_path / "artifact") == {*MODULES, "tools/settings.toml", "handler/app.py"}
     # AND the local files are left behind without a word: nothing a tool might need is among them
@@ -136,7 +136,7 @@ def included_by(tmp_path: Path, *patterns: str, files: tuple[str, ...] = DATA) -
     """(the data files shipped, what the build said, what stops it) for pyproject.toml's include `patterns`."""
     listed = ", ".join(f'"{pattern}"' for pattern in patterns)
     root = project(tmp_path / "project", files, f"[tool.median.artifact]\ninclude = [{listed}]\n")
-    done = copy_packages(tmp_path / "artifact", ("median_lambda", "tools"), root)
+    done = copy_packages(tmp_path / "artifact", ("handler", "tools"), root)
     shipped = copied(tmp_path / "artifact") - {"tools/__init__.py"}
     return shipped, [line for line in done.said if not line.startswith("left behind")], done.refused
 
@@ -239,7 +239,7 @@ def test_the_command_fails_on_a_pattern_matching_nothing(
     )
     monkeypatch.chdir(root)
     # WHEN the command runs
-    status = main([str(tmp_path / "artifact"), "median_lambda", "tools"])
+    status = main([str(tmp_path / "artifact")])
     # THEN it fails, saying so on the build's error output
     assert status == 1
     error = capsys.readouterr().err

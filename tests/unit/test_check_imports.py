@@ -156,3 +156,17 @@ def test_the_artifact_check_refuses_an_artifact_without_a_package_its_tools_impo
         f"tools/zones.py:6: imports yaml, which is not in the artifact: add the package that provides it {FIX}, "
         "and build again"
     ]
+
+
+def test_a_tool_may_import_median_lambdas_runtime_but_never_its_developers_parts(tmp_path: Path) -> None:
+    # GIVEN tools importing the authoring API and the library's runtime, and one importing its testing kit
+    write(tmp_path, "tools/__init__.py", "")
+    write(tmp_path, "tools/fine.py", "from median_lambda import tool\nfrom median_lambda.protocol import RISKS\n")
+    write(tmp_path, "tools/wrong.py", "def helper():\n    from median_lambda.testing import MedianTestClient\n")
+    # WHEN the build's check reads them
+    problems = import_problems(imports_of_tools(tmp_path), packages_distributions(), DEPLOYED)
+    # THEN only the testing kit's import is named, at its line, with where it belongs
+    assert problems == [
+        "tools/wrong.py:2: imports median_lambda.testing, a part of median-lambda that never ships (its testing kit, "
+        "CLI and dev server run on your machine only): import it in tests/, not in tools/"
+    ]

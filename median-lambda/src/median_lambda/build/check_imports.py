@@ -160,3 +160,27 @@ def deployed_packages(machine: str, project: Path = ROOT) -> set[str]:
     from median_lambda.project.lock import locked_artifact_versions, runtime_packages
 
     return {*locked_artifact_versions(machine, project), *runtime_packages(project / "uv.lock")}
+
+
+def main(argv: list[str]) -> int:
+    """Check the project in argv's one folder (else the working directory) as the build does; 1 on a problem."""
+    from importlib.metadata import packages_distributions
+
+    from median_lambda.project.sam_config import lambda_architecture, wheel_machine
+
+    root = Path(argv[0]) if argv else Path.cwd()
+    problems = import_problems(
+        imports_of_tools(root),
+        packages_distributions(),
+        deployed_packages(wheel_machine(lambda_architecture(root / "template.yaml")), root),
+    )
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(
+            f"The build stops: {len(problems)} import(s) of tools/ would fail in the deployed function, which holds "
+            "only [project].dependencies (uv.lock) beside the Lambda runtime's boto3.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
-PACKAGES = ("median_lambda", "tools")
+PACKAGES = ("handler", "tools")
 # The library's parts that run only on a developer's machine or in CI: the testing kit and the
 # contract suite, the dev server and its inspector, the CLI and what it drives. The artifact holds
 # the rest of median_lambda/, the runtime, and `median build-artifact` refuses one of these there.
@@ -117,7 +117,7 @@ def belongs(relative: PurePosixPath, included: tuple[str, ...] = ()) -> bool:
 
 def pattern_problem(pattern: str, packages: tuple[str, ...]) -> str | None:
     """Why an include pattern can name no file the build copies (your tools' own); None when it can."""
-    yours = [package for package in packages if package != "median_lambda"] or ["tools"]
+    yours = [package for package in packages if package != "handler"] or ["tools"]
     parts = PurePosixPath(pattern).parts
     if not pattern.strip():
         return "is empty"
@@ -166,7 +166,7 @@ def copy_packages(artifact: Path, packages: tuple[str, ...] = PACKAGES, root: Pa
             elif is_local(relative):
                 for pattern in named_by:
                     local[pattern].append(relative.as_posix())
-            elif package != "median_lambda":
+            elif package != "handler":
                 # A local file is left behind by design, and said nowhere; another may be a tool's data.
                 copied.said.append(
                     f"left behind {relative}: not a Python module or settings.toml; name it in pyproject.toml's "
