@@ -141,7 +141,7 @@ def first_deploy(directory: Path, endpoint: str, samconfig: str) -> FirstDeploy:
     on_moto, unset = aws_environment(endpoint, PROFILE_REGION)
     shell = {name: value for name, value in os.environ.items() if name not in unset and not name.startswith("AWS_")}
     preflight = converse(
-        [sys.executable, "-m", "median_lambda", "deploy", "--preflight", "--config-file", str(directory / SAMCONFIG.name)],
+        [sys.executable, "-m", "median_lambda", "deploy", "--preflight", "--config-file", str(directory / SAMCONFIG.name)],  # noqa: E501
         ROOT,
         {**shell, **on_moto},
         prompts_on_stderr=True,
