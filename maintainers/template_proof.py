@@ -137,10 +137,39 @@ def grant_the_pipeline_the_users_table(project: Path) -> list[str]:
     return ["pipeline/oidc-role.yaml"]
 
 
+# The framework's packages a 2.x project listed itself, which median-lambda brings from 3.0.0 on.
+FRAMEWORKS_OWN = ("aws-lambda-powertools", "pydantic")
+_CONFLICT = re.compile(
+    r"^<<<<<<< before updating\n(?P<yours>.*?)^=======\n(?P<theirs>.*?)^>>>>>>> after updating\n", re.M | re.S
+)
+
+
+def keep_the_users_dependencies(project: Path) -> list[str]:
+    """3.0.0: pyproject.toml's [project].dependencies, which the upgrade leaves in conflict where the user added a
+    package: the template's lines, with each package of the user's beneath them, not the framework's; then make lock."""
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+
+    def resolved(conflict: re.Match[str]) -> str:
+        yours = [
+            line
+            for line in conflict["yours"].splitlines(keepends=True)
+            if line.strip().startswith('"') and not line.strip().strip('"').startswith(FRAMEWORKS_OWN)
+        ]
+        return conflict["theirs"] + "".join(line for line in yours if line not in conflict["theirs"])
+
+    resolved_text = _CONFLICT.sub(resolved, text)
+    if resolved_text == text:
+        return []
+    pyproject.write_text(resolved_text, encoding="utf-8")
+    make(project, "lock")
+    return ["pyproject.toml", "uv.lock"]
+
+
 # What each version's "What you must do" (CHANGELOG.md) asks of this proof's user, by version: done after
 # an upgrade that crosses the version, and, by a user who copied that version or a later one, as they
 # add what it concerns (its docs say so from the start).
-USERS_MUST_DO = {(2, 0, 0): grant_the_pipeline_the_users_table}
+USERS_MUST_DO = {(2, 0, 0): grant_the_pipeline_the_users_table, (3, 0, 0): keep_the_users_dependencies}
 
 
 def step(message: str) -> None:
