@@ -332,7 +332,7 @@ def act_as_a_user(project: Path, tag: str) -> list[str]:
 
 def migrated(project: Path, name: str, content: bytes, previous_tag: str) -> bytes:
     """A user's file as the migrations of the versions after `previous_tag` leave it (copier.yml's _migrations):
-    3.0.0 rewrites the framework's imports, then sorts and formats the file with the project's own ruff."""
+    3.0.0 rewrites the framework's imports, then sorts them with the project's own ruff."""
     if version_of(previous_tag) >= (3, 0, 0) or not name.endswith(".py"):
         return content
     from median_lambda.project.migrations import imports_of_median_lambda
@@ -341,11 +341,8 @@ def migrated(project: Path, name: str, content: bytes, previous_tag: str) -> byt
     if not count:
         return content
     ruff = str(project / ".venv" / "bin" / "ruff")
-    for command in (["check", "--fix", "--quiet", "--select", "I"], ["format", "--quiet"]):
-        sorted_source = run([ruff, *command, "--stdin-filename", str(project / name), "-"], project, input=source,
-                            capture_output=True)  # fmt: skip
-        source = sorted_source or source
-    return source.encode("utf-8")
+    sort = [ruff, "check", "--fix", "--quiet", "--select", "I", "--stdin-filename", str(project / name), "-"]
+    return (run(sort, project, input=source, capture_output=True) or source).encode("utf-8")
 
 
 def files_under(root: Path, folders: tuple[str, ...]) -> dict[str, bytes]:

@@ -11,10 +11,11 @@ project's handler/ itself, now the function's entry point, is the template's. Ea
 changes is named; `git diff` shows every line. Run again, it finds nothing to change.
 
 In a 2.x project `handler` was the project's own package, sorted apart from the third-party
-imports; median_lambda is a dependency, which ruff sorts with them. So the files it changed are
-then sorted and formatted by the project's own ruff (`ruff check --fix --select I`, `ruff format`,
-the linters `make lint` runs), where the project's venv has it; where it has none, it says to run
-`make format` once the venv is made.
+imports; median_lambda is a dependency, which ruff sorts with them. So the imports of the files it
+changed are then sorted by the project's own ruff (`ruff check --fix --select I`, as `make lint`
+wants them; nothing else in them changes), where the project's venv has it, with the project's
+settings, or the template's (120 columns) while pyproject.toml holds a conflict the merge left;
+where it has no ruff, it says to run `make format` once the venv is made.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path.cwd()  # the project's: Copier runs its migrations in the project's root
-# The project's own Python: its tools and their tests (and any other test of the project's).
+# The project's own Python: its tools and their tests (and any other test of the project's), but the
+# contract suite a 2.x project held, which was the template's (the upgrade deletes it).
 OWN_FOLDERS = ("tools", "tests")
+NOT_OWN = ("tests/contract/",)
 _FRAMEWORK_MODULES = (
     "testing",
     "rules",
@@ -63,6 +66,8 @@ def to_3_0_0(root: Path = ROOT) -> list[str]:
     said = []
     for folder in OWN_FOLDERS:
         for path in sorted((root / folder).rglob("*.py")):
+            if path.relative_to(root).as_posix().startswith(NOT_OWN):
+                continue
             source = path.read_text(encoding="utf-8")
             rewritten, count = imports_of_median_lambda(source)
             if count:
@@ -74,13 +79,17 @@ def to_3_0_0(root: Path = ROOT) -> list[str]:
 
 
 def sorted_by_the_projects_ruff(paths: list[str], root: Path = ROOT) -> bool:
-    """The project's own ruff sorts the imports of `paths` and formats them; False where its venv has no ruff."""
+    """The project's own ruff sorts the imports of `paths`; False where its venv has no ruff, or it could not."""
     ruff = root / ".venv" / "bin" / "ruff"
     if not paths or not ruff.is_file():
         return False
-    for command in (["check", "--fix", "--quiet", "--select", "I"], ["format", "--quiet"]):
-        subprocess.run([str(ruff), *command, *paths], cwd=root, check=False)  # noqa: S603 - the project's ruff
-    return True
+    sort = [str(ruff), "check", "--fix", "--quiet", "--select", "I"]
+    # Exit 2: ruff could not read the project's settings (a pyproject.toml the merge left in conflict).
+    for settings in ([], ["--isolated", "--line-length", "120", "--target-version", "py313"]):
+        sorted_ = subprocess.run([*sort, *settings, *paths], cwd=root, capture_output=True, check=False)  # noqa: S603
+        if sorted_.returncode != 2:
+            return sorted_.returncode == 0
+    return False
 
 
 def to_3_0_0_sorted(root: Path = ROOT) -> list[str]:
