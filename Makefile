@@ -200,7 +200,8 @@ validate-checkov: $(CHECKOV_INSTALLED)
 # tools/settings.local.toml and any editor's backup of it stay behind: never deployed, and never
 # read here (--no-local), so a broken one cannot stop a build. handler/stages.txt lists the
 # stages a container may run as: settings.toml's tables, read at start without a TOML parser;
-# handler/version.txt the template's version, which every log line carries.
+# handler/tool_modules.json which module of tools/ holds each tool, so that a cold POST imports
+# only the one it runs; handler/version.txt the template's version, which every log line carries.
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(BIN)/python -m handler check --no-local
@@ -216,6 +217,7 @@ build-MedianToolsFunction: $(INSTALLED)
 	rm -rf "$(ARTIFACTS_DIR)/bin" "$(ARTIFACTS_DIR)/.lock"
 	$(BIN)/python -m handler manifest > "$(ARTIFACTS_DIR)/handler/manifest.json"
 	$(BIN)/python -m handler stages > "$(ARTIFACTS_DIR)/handler/stages.txt"
+	$(BIN)/python -m handler tool-modules > "$(ARTIFACTS_DIR)/handler/tool_modules.json"
 	$(BIN)/python -m handler --version | cut -d ' ' -f 2 > "$(ARTIFACTS_DIR)/handler/version.txt"
 
 event: $(INSTALLED) ## A freshly signed event in events/ for sam local: TOOL=name INPUT='{...}', or a GET

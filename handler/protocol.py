@@ -185,6 +185,12 @@ DEFAULT_STAGE = "default"
 # manifest (`python -m handler stages`): a container checks its stage without reading TOML.
 PREBUILT_STAGES_FILE = "stages.txt"
 
+# --- Where each tool lives ------------------------------------------------------------
+# `sam build` writes which module of the tools package holds each tool, and the diagnostics,
+# beside the prebuilt manifest (`python -m handler tool-modules`): a cold POST imports only the
+# module of the tool it runs. A source checkout has none, and a POST imports the whole package.
+PREBUILT_TOOL_MODULES_FILE = "tool_modules.json"
+
 # --- The template's version -----------------------------------------------------------
 # pyproject.toml's [project].version: the version of the template this project was made from or
 # last upgraded to (CHANGELOG.md). `sam build` writes it beside the prebuilt manifest, where the

@@ -22,7 +22,12 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from handler.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE
+from handler.protocol import (
+    PREBUILT_MANIFEST_FILE,
+    PREBUILT_STAGES_FILE,
+    PREBUILT_TOOL_MODULES_FILE,
+    PREBUILT_VERSION_FILE,
+)
 from scripts.lock import locked_artifact_versions
 from scripts.sam_settings import lambda_architecture, wheel_machine
 
@@ -36,7 +41,10 @@ REQUIRED = ("handler/app.py", "tools/__init__.py", "handler/manifest.json", "han
 WORKSPACE_ONLY = ("tests", ".venv", "devserver", "events", "scripts", ".aws-sam", ".git")
 CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")
 # What the build writes into handler/ itself, besides what it copies (handler/protocol.py names each).
-BUILT_FILES = tuple(f"handler/{name}" for name in (PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE))
+BUILT_FILES = tuple(
+    f"handler/{name}"
+    for name in (PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_TOOL_MODULES_FILE, PREBUILT_VERSION_FILE)
+)
 PYTHON_TAG = "cpython-313"
 # ELF e_machine values: what a shared object was compiled for.
 ELF_MACHINES = {183: "aarch64", 62: "x86_64"}

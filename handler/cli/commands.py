@@ -1,5 +1,6 @@
 """The command-line tools for the Median protocol: `sign`, `call`, `event`, `local-env`, `check`, `manifest`,
-and `new-tool`, which writes a tool and its tests to start from.
+`stages` and `tool-modules` (what the build writes beside the manifest), and `new-tool`, which writes a
+tool and its tests to start from.
 
 Exit codes: 0 done, 1 the tools break a sync rule or a call was answered with an error
 (or not at all), 2 the command was used wrongly. A key is read from the environment or
@@ -479,6 +480,21 @@ def _read_endpoint(source: str, key_file: str | None) -> Endpoint:
         raise CallFailed(f"--also {source}: is not JSON, so it is no manifest") from None
 
 
+def command_tool_modules(arguments: argparse.Namespace) -> int:
+    """Print which module of tools/ holds each tool, and the diagnostics, as JSON: what a deployed function
+    reads to import, at a call, only the module of the tool it runs (the build writes it beside the manifest)."""
+    from handler.authoring.registry import ToolLoadError, tool_modules
+
+    try:
+        written = tool_modules()
+    except ToolLoadError as failed:
+        for line in failed.lines:
+            print(line, file=sys.stderr)
+        return 1
+    print(json.dumps(written, sort_keys=True))
+    return 0
+
+
 def command_manifest(arguments: argparse.Namespace) -> int:
     """Print the manifest as GET serves it (compact), or indented with --pretty."""
     # This machine's files play no part: the build runs this, and they never ship.
@@ -586,6 +602,8 @@ def parser() -> QuietParser:
     check.set_defaults(run=command_check)
     stages = commands.add_parser("stages", help=command_stages.__doc__)
     stages.set_defaults(run=command_stages)
+    modules = commands.add_parser("tool-modules", help=(command_tool_modules.__doc__ or "").split("\n", 1)[0])
+    modules.set_defaults(run=command_tool_modules)
     manifest = commands.add_parser("manifest", help=command_manifest.__doc__)
     manifest.add_argument("--pretty", action="store_true", help="indent the JSON")
     manifest.set_defaults(run=command_manifest)

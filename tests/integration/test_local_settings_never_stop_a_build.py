@@ -68,7 +68,7 @@ def the_builds_handler_commands(artifacts: Path) -> list[str]:
         check=True,
     ).stdout
     lines = [line for line in recipe.splitlines() if line.startswith(".venv/bin/python -m handler")]
-    assert [line.split()[3] for line in lines] == ["check", "manifest", "stages", "--version"]
+    assert [line.split()[3] for line in lines] == ["check", "manifest", "stages", "tool-modules", "--version"]
     return lines
 
 

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handler.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE
+from handler.protocol import (
+    PREBUILT_MANIFEST_FILE,
+    PREBUILT_STAGES_FILE,
+    PREBUILT_TOOL_MODULES_FILE,
+    PREBUILT_VERSION_FILE,
+)
 from handler.runtime.env import template_version, tools_package
 from handler.testing import TestAnswer, answer_of
 
@@ -47,6 +52,12 @@ response = lambda_handler(event, Context())
 sys.stdout.write("\\n" + json.dumps({"response": response, "modules": sorted(sys.modules)}) + "\\n")
 """
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# What the build writes beside handler/app.py, each by a command of `python -m handler` (the Makefile's recipe).
+_BUILT_FILES = {
+    "manifest": PREBUILT_MANIFEST_FILE,
+    "stages": PREBUILT_STAGES_FILE,
+    "tool-modules": PREBUILT_TOOL_MODULES_FILE,
+}
 
 
 @dataclass(frozen=True)
@@ -63,13 +74,13 @@ class ColdStart:
 
 def lay_out_artifact(directory: Path, *, prebuilt_manifest: bool = True) -> Path:
     """handler/ and the tools package copied to `directory` as `sam build` lays them out, with the
-    manifest and the stages the build writes (`python -m handler manifest`, `stages`) when `prebuilt_manifest`,
-    and always the template's version the build writes beside them.
+    manifest, the stages and the tools' modules the build writes (`python -m handler manifest`, `stages`,
+    `tool-modules`) when `prebuilt_manifest`, and always the template's version the build writes beside them.
 
     The tools package is the one served here: `tools`, or the one $MEDIAN_TOOLS_PACKAGE names,
     copied to the same import path (give `cold_start` the same variable to serve it).
     """
-    ignore = shutil.ignore_patterns("__pycache__", PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_VERSION_FILE)
+    ignore = shutil.ignore_patterns("__pycache__", *_BUILT_FILES.values(), PREBUILT_VERSION_FILE)
     package = tools_package()
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -77,7 +88,7 @@ def lay_out_artifact(directory: Path, *, prebuilt_manifest: bool = True) -> Path
     shutil.copytree(_PROJECT_ROOT / "handler", directory / "handler", ignore=ignore)
     shutil.copytree(spec.submodule_search_locations[0], directory.joinpath(*package.split(".")), ignore=ignore)
     if prebuilt_manifest:
-        for command, written in (("manifest", PREBUILT_MANIFEST_FILE), ("stages", PREBUILT_STAGES_FILE)):
+        for command, written in _BUILT_FILES.items():
             printed = subprocess.run(  # noqa: S603 - this interpreter, the handler's own CLI, a fixed command
                 [sys.executable, "-m", "handler", command], cwd=_PROJECT_ROOT, check=True, capture_output=True
             )
