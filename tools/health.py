@@ -6,6 +6,7 @@ from handler import ToolContext, diagnostics
 from tools._sample_store import ORDERS
 
 
+# Diagnostics only read: they never go through the idempotency table, whatever Median's call carries.
 @diagnostics
 def health(ctx: ToolContext) -> dict[str, object]:
     """Report that the order store answers, without exposing any order."""
