@@ -26,7 +26,7 @@ def imports_beyond_floors(cold: ColdProcesses) -> dict[str, Any]:
     return {
         "cold_get_imports_beyond_floor": sorted(set(cold.get_extension.modules) - set(cold.floor_extension.modules)),
         "cold_get_boto3_imports_beyond_floor": sorted(set(cold.get_boto3.modules) - set(cold.floor_boto3.modules)),
-        "cold_post_imports_beyond_floor": _top_level(set(cold.post_boto3.modules) - set(cold.floor_boto3.modules)),
+        "cold_post_imports_beyond_floor": _top_level(set(cold.post_deployed.modules) - set(cold.floor_table.modules)),
     }
 
 

@@ -29,7 +29,9 @@ def measure(
         cold = cold_processes(stage)
         cold_ideas = cold_idea_pairs(stage, cold) if with_ideas else []
         runners = cold.runners()
-        runners += [runner for runner, _ in cold_ideas if all(runner is not known for known in runners)]
+        for runner in (each for pair in cold_ideas for each in pair):
+            if all(runner is not known for known in runners):
+                runners.append(runner)
         print(f"cold: {cold_runs} rounds of {len(runners)} processes …", file=sys.stderr, flush=True)
         run_cold(runners, cold_runs)
 
@@ -37,7 +39,7 @@ def measure(
         contenders = warm_contenders(stack, stage)
         warm = time_warm(contenders, warm_rounds)
         warm_ideas = warm_idea_cases(contenders, warm_rounds) if with_ideas else []
-        idempotent = time_warm_idempotent(contenders, warm_rounds)
+        idempotent = time_warm_idempotent(contenders, stage, warm_rounds)
 
         cases = target_cases(cold, warm)
         informational = informational_cases(cold, warm, idempotent)

@@ -16,7 +16,6 @@ import importlib
 import importlib.util
 import json
 import os
-import pkgutil
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -142,6 +141,8 @@ def reload_tools(package: str | None = None) -> Registry:
 
 def _import_package(package: str) -> list[str] | None:
     """Import the package and its public modules; the problem lines, or None if every one imported."""
+    import pkgutil  # here: a deployed function's calls import their tool's module alone (load_tools_for)
+
     registered_before = len(registry.tools)
     failed = _import_module(package, package)
     if failed is not None:  # the author's __init__.py, or no such package
