@@ -7,9 +7,9 @@ fixture (conftest.py) gives every test the shipped orders.
 
 from __future__ import annotations
 
-import pytest
-
 from typing import TYPE_CHECKING
+
+import pytest
 
 from handler.rules import check_manifest
 from handler.testing import MedianTestClient
