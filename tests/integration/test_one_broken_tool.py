@@ -9,7 +9,6 @@ of failing is one case of the family below.
 
 from __future__ import annotations
 
-import json
 import textwrap
 import uuid
 from dataclasses import dataclass
@@ -139,7 +138,7 @@ def register_a_healthy_tool() -> None:
 
 
 def crashes_counted(logs: LogCapture) -> list[str]:
-    metrics = [json.loads(line) for line in logs.lines() if line.startswith('{"_aws"')]
+    metrics = logs.metrics()
     return [metric["tool"] for metric in metrics if "ToolCrashes" in metric]
 
 
