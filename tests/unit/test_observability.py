@@ -376,6 +376,43 @@ def test_powertools_service_name_names_the_logs_metrics_service(environment: dic
     )
 
 
+# Two invocations of a tool that logs a warning, then a debug line. random's first draw (the Logger's
+# sampling when it is made, at start) is 0.97 and its second 0.01 under seed 15: over 0.5, then under.
+SAMPLED_CONTAINER = """
+import random
+random.seed(15)
+from handler import tool
+from handler.runtime import observability
+from handler.testing import FakeLambdaContext, MedianTestClient, call_body, signed_event
+from tests.scratch_tools import NoteInput
+
+@tool(risk="low", name="logsTwice")
+def logs_twice(args: NoteInput) -> dict:
+    \"\"\"Log a warning, then a debug line.\"\"\"
+    observability.logger.warning("Looked " + args.note)
+    observability.logger.debug("Debug " + args.note)
+    return {}
+
+client = MedianTestClient()
+for note in ("cold", "warm"):
+    client.send(signed_event("POST", call_body("logsTwice", {"note": note})), FakeLambdaContext())
+"""
+
+
+def test_log_sampling_is_decided_anew_for_each_warm_invocation_as_inject_lambda_context_does() -> None:
+    # GIVEN a container whose logs are sampled at debug level half the time (POWERTOOLS_LOGGER_SAMPLE_RATE),
+    # its cold start not sampled
+    # WHEN two invocations each log a warning and a debug line
+    lines = cold_container({"POWERTOOLS_LOGGER_SAMPLE_RATE": "0.5", "IDEMPOTENCY_TABLE": ""}, SAMPLED_CONTAINER)
+    messages = [json.loads(line)["message"] for line in lines if line.startswith('{"level"')]
+    # THEN the warm invocation was sampled anew at its first line, and its debug line written
+    assert [message for message in messages if message.endswith(("cold", "warm"))] == [
+        "Looked cold",
+        "Looked warm",
+        "Debug warm",
+    ]
+
+
 COLD_START_CONTAINER = """
 from handler.testing import FakeLambdaContext, MedianTestClient, call_body, signed_event
 client = MedianTestClient()
