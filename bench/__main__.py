@@ -44,7 +44,7 @@ from pathlib import Path
 
 from bench.environment import ROOT
 from bench.plan import measure
-from bench.report import RESULTS, markdown, read_results, table, write_results
+from bench.report import RESULTS, markdown, markdown_breakdown, read_results, table, write_results
 
 
 def main() -> int:
@@ -62,9 +62,13 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--markdown", action="store_true", help="print bench/results.json as a Markdown table")
     parser.add_argument("--ideas", action="store_true", help="with --markdown: the ideas' rows too")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="with --markdown: where a warm POST's microseconds go, as a table"
+    )
     arguments = parser.parse_args()
     if arguments.markdown:
-        print(markdown(read_results(), with_ideas=arguments.ideas))
+        results = read_results()
+        print(markdown_breakdown(results) if arguments.breakdown else markdown(results, with_ideas=arguments.ideas))
         return 0
     # Absolute, as the processes run in the artifact's directory; not resolved, which would leave the venv.
     runtime_python = str(Path.cwd() / arguments.runtime_python)
