@@ -10,8 +10,9 @@ Every line logged during an invocation carries the keys Powertools' `inject_lamb
 puts on it (`function_request_id`, `cold_start`, `function_name`, `function_memory_size`,
 `function_arn`), a tool's own `Logger()` lines included; lines logged before the first carry none.
 
-Metrics (CloudWatch EMF, namespace from POWERTOOLS_METRICS_NAMESPACE), one flush per
-invocation (Powertools' `flush_metrics`), dimensions `service` and either `tool` or `cause`:
+Metrics (CloudWatch EMF, namespace from POWERTOOLS_METRICS_NAMESPACE), one line per
+invocation (the one Powertools' `flush_metrics` prints), dimensions `service` and either `tool`
+or `cause`:
   ToolCalls, ToolErrors, ToolCrashes, ToolTimeouts, ToolDuration (ms)   per tool that ran
   ToolCrashes                                     under `(every tool)`: a request no tool could serve
   ReplayedCalls                                   per tool, answered from its callId record
@@ -31,7 +32,9 @@ at the top of a module that GET imports. tests/integration/test_cold_get.py hold
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, cast
 
@@ -157,7 +160,10 @@ class Metric:
 
 # Built on the first metric, like the Logger on the first log line: a served GET records none.
 _metrics: Metrics | None = None
-_cold_start_metric_on = True  # whether metrics are on, as Powertools decides it: read with the Metrics
+# Whether EMF lines are printed: Powertools' own rule (POWERTOOLS_METRICS_DISABLED, POWERTOOLS_DEV),
+# read with the Metrics. The encoder prints what Metrics.flush_metrics' json.dumps prints.
+_emf_on = True
+_EMF_ENCODER = json.JSONEncoder(separators=(",", ":"))
 _unflushed = False
 # The units as Powertools' MetricUnit members, set with the Metrics: given a string, add_metric
 # looks it up in a list of CloudWatch's unit names on every call (~0.3 us a metric).
@@ -166,7 +172,7 @@ _milliseconds: MetricUnit
 
 
 def _get_metrics() -> Metrics:
-    global _metrics, _count, _milliseconds, _cold_start_metric_on
+    global _metrics, _count, _milliseconds, _emf_on
     if _metrics is None:
         from aws_lambda_powertools import Metrics
         from aws_lambda_powertools.metrics import MetricUnit
@@ -175,9 +181,7 @@ def _get_metrics() -> Metrics:
         _count, _milliseconds = MetricUnit.Count, MetricUnit.Milliseconds
         namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
         _metrics = Metrics(namespace=namespace, service=service_name())
-        # Powertools' add_cold_start_metric prints its line even where metrics are switched off (3.37;
-        # flush_metrics does not): switched off, as Powertools documents it, the ColdStart line is too.
-        _cold_start_metric_on = not is_metrics_disabled()
+        _emf_on = not is_metrics_disabled()
     return _metrics
 
 
@@ -225,24 +229,35 @@ def record_rejected_signature(cause: str) -> None:
 
 
 def flush_metrics() -> None:
-    """Publish this invocation's metrics, if it recorded any, with Powertools' own `flush_metrics` (which
-    switches them off as Powertools documents: POWERTOOLS_METRICS_DISABLED, POWERTOOLS_DEV), and with the
-    container's first, its ColdStart metric (Powertools' `add_cold_start_metric`, as
-    `log_metrics(capture_cold_start_metric=True)` adds it). Never raises: metrics must not cost an answer."""
+    """Print this invocation's EMF line, if it recorded any metric, and with the container's first metrics
+    Powertools' ColdStart metric. Never raises: metrics must not cost an answer."""
     global _unflushed, _cold_start_metric_ahead
     if not _unflushed or _metrics is None:
         return
     _unflushed = False
+    # What Metrics.flush_metrics does, in its order: Powertools serialises (and validates) the metric
+    # set, the line it prints is written, and the set is cleared; with three things done once per
+    # container or more cheaply: whether metrics are switched off is read once (three environment
+    # variables, which Lambda never changes in a container's life), the JSON encoder is built once,
+    # and the line goes to sys.stdout.write, not print (the same text; tests/unit/test_observability.py
+    # compares it with flush_metrics' own). flush_metrics itself costs a warm POST without the table
+    # (a pure read's call, idempotent=False) 7.7% more instructions (483k against 446k a call, the
+    # peer's 425k: callgrind) and ~9% more time (61.7 -> 67.6 us alternated; bench/README.md, "Issue
+    # 31"): over the 5% for which the public API would be kept. Through the table a call takes
+    # milliseconds, and either is lost in it.
     try:
-        if _cold_start_metric_ahead and _cold_start_metric_on and hasattr(_invocation, "function_name"):
+        if _cold_start_metric_ahead and _emf_on and hasattr(_invocation, "function_name"):
+            # Powertools' own ColdStart line, as log_metrics(capture_cold_start_metric=True) adds it
+            # (it prints it even where metrics are switched off: 3.37; here it is not).
             _cold_start_metric_ahead = False
             _metrics.provider.add_cold_start_metric(context=_invocation)  # type: ignore[arg-type]
-        _metrics.flush_metrics()
+        document = _metrics.serialize_metric_set()
+        if _emf_on:
+            sys.stdout.write(_EMF_ENCODER.encode(document) + "\n")
     except Exception as error:
         _logger().warning("Metrics were not published", extra={"error_type": type(error).__name__})
     finally:
-        if _metrics.metric_set:  # switched off, or failed: flush_metrics clears only what it printed
-            _metrics.clear_metrics()
+        _metrics.clear_metrics()
 
 
 def forget_unflushed_metrics() -> None:
