@@ -15,20 +15,25 @@ named by $MEDIAN_TOOLS_PACKAGE), so it measures the same endpoint whatever `tool
              each: start Python, read the key (one GET to the extension's API with http.client,
              or `import boto3` and one GetSecretValue), check the HMAC, answer the prebuilt
              manifest. And against the peer's cold GET.
-  cold POST  the first call in a fresh process, no idempotency table (as `make serve` runs);
-             against the boto3 floor (the key through boto3), and against the peer's.
-  warm GET   lambda_handler in a loop; against the HMAC check and the answer. µs per call.
+  cold POST  the first call in a fresh process as deployed: the idempotency table named (moto's
+             DynamoDB), the key through the extension; against the table-on floor (the key,
+             the HMAC, boto3, one conditional PutItem, one UpdateItem), and against the peer's
+             with Powertools Idempotency on the same table.
+  warm GET   lambda_handler in a loop, reading the files the build writes as a deployed
+             container does; against the HMAC check and the answer. µs per call.
   warm POST  orderStatus through lambda_handler, each call with its own callId, a Lambda
-             context (so the time limit is armed), metrics printed; against the HMAC check,
-             json.loads, the order lookup and json.dumps of the output, and against the peer's.
+             context (so the time limit is armed), metrics printed, no table (as for a tool
+             declared idempotent=False); against the HMAC check, json.loads, the order lookup
+             and json.dumps of the output, and against the peer's; and each of its steps alone
+             (bench/breakdown.py): where its microseconds go.
 
 The peer (bench/peer.py) is the same endpoint written by hand the way a Powertools user would:
 APIGatewayHttpResolver, Parameters' get_secret through boto3, a pydantic model, the signature
-checked, nothing more.
+checked, Powertools Idempotency where the table is named, nothing more.
 
-Idempotency on (two DynamoDB writes per call, to moto's server) has rows of its own, with no
-target. Then the ideas bench/README.md weighs, measured the same way; the size of the `sam
-build` artifact (when `make build` has put the SAM CLI in .venv/sam-cli); `python -X
+Rows for information weigh the rest: the configurations without the table, a tool declared
+idempotent=False, the warm POST with the table. Then the ideas bench/README.md weighs, measured
+the same way; the size of the `sam build` artifact (when `make build` has put the SAM CLI in .venv/sam-cli); `python -X
 importtime` top 10 for handler.app. Secrets Manager and DynamoDB are moto's server on a free
 loopback port, reached over HTTP. It prints a table and writes bench/results.json;
 `--markdown` prints that file as the README's table.

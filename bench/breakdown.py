@@ -34,7 +34,7 @@ STEPS = (
     "the input validated, under its time limit",
     "the tool run, under its time limit, and its answer's JSON",
     "its metrics recorded (Powertools Metrics: a dimension, two metrics)",
-    "its metrics published (Powertools' flush_metrics)",
+    "its metrics published (the line Powertools' flush_metrics prints, and its clearing)",
     "the answer as Lambda returns it, the invocation marked and ended",
 )
 

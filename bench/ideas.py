@@ -166,8 +166,7 @@ def cold_idea_cases(pairs: list[tuple[ColdRunner, ColdRunner]]) -> list[Case]:
 
 
 def with_powertools_metrics(floor_post: Answer) -> Answer:
-    """The floor, plus what the endpoint records per call through Powertools Metrics, printed by its flush_metrics,
-    as handler/runtime/observability.py prints it."""
+    """The floor, plus what the endpoint records per call through Powertools Metrics, printed by its flush_metrics."""
     from aws_lambda_powertools import Metrics
     from aws_lambda_powertools.metrics import MetricUnit
 
@@ -188,9 +187,9 @@ def with_powertools_metrics(floor_post: Answer) -> Answer:
 
 
 def with_serialised_metrics(floor_post: Answer) -> Answer:
-    """The same, the line printed by a copy of flush_metrics, as handler/runtime/observability.py printed it in
-    2.0.0: serialize_metric_set, an encoder built once, clear_metrics; whether metrics are off read once, not per
-    flush. What the public flush_metrics costs beyond it."""
+    """The same, the line printed as handler/runtime/observability.py prints it, a copy of flush_metrics:
+    serialize_metric_set, an encoder built once, clear_metrics; whether metrics are off read once, not per flush.
+    What the public flush_metrics costs beyond it is what the copy saves."""
     from aws_lambda_powertools import Metrics
     from aws_lambda_powertools.metrics import MetricUnit
 
@@ -275,12 +274,13 @@ def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
     metric_loops = [
         WarmLoop("the floor", [], floor_post),
         WarmLoop(
-            "warm POST floor + Powertools Metrics, printed by a copy of flush_metrics (the handler's in 2.0.0)",
+            "warm POST floor + Powertools Metrics, printed as handler/runtime/observability.py does "
+            "(a copy of flush_metrics)",
             [],
             with_serialised_metrics(floor_post),
         ),
         WarmLoop(
-            "warm POST floor + Powertools Metrics, printed by its flush_metrics (the handler's)",
+            "warm POST floor + Powertools Metrics, printed by its flush_metrics",
             [],
             with_powertools_metrics(floor_post),
         ),
