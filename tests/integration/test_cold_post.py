@@ -59,16 +59,21 @@ MODULES = {
             """How many of an item are in stock."""
             return {"sku": args.sku, "inStock": 3}
         ''',
-    # A write, at most once per callId; its module imports a library the stock module never needs.
+    # A write, at most once per callId; its module imports a library the stock module never needs, and
+    # its tool takes settings (tools/settings.toml's reader, which the stock module never needs either).
     "refunds": f'''
         import os
         import xml.dom.minidom
 
         from pydantic import BaseModel, Field
 
-        from handler import tool
+        from handler import Settings, tool
 
         DESK = os.environ[{REFUND_DESK_ENV!r}]
+
+
+        class RefundSettings(Settings):
+            refund_limit: int
 
 
         class RefundInput(BaseModel):
@@ -76,9 +81,9 @@ MODULES = {
 
 
         @tool(risk="reviewed")
-        def issue_refund(args: RefundInput) -> dict[str, object]:
+        def issue_refund(args: RefundInput, settings: RefundSettings) -> dict[str, object]:
             """Refund an order."""
-            return {{"order": args.order, "refunded": True, "desk": DESK}}
+            return {{"order": args.order, "refunded": True, "desk": DESK, "limit": settings.refund_limit}}
         ''',
     "health": '''
         from handler import diagnostics
@@ -99,6 +104,7 @@ def artifact(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (source / PACKAGE).mkdir()
     for name, text in MODULES.items():
         (source / PACKAGE / f"{name}.py").write_text(textwrap.dedent(text), encoding="utf-8")
+    (source / PACKAGE / "settings.toml").write_text("[default]\nREFUND_LIMIT = 100\n", encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:
         patch.syspath_prepend(str(source))
         patch.setenv("PYTHONPATH", str(source))  # the build's `python -m handler` commands import it too
@@ -160,18 +166,22 @@ def test_the_build_writes_which_module_holds_each_tool_and_the_diagnostics(artif
 def test_a_cold_post_imports_only_the_module_of_the_tool_it_runs(artifact: Path, deployed: dict[str, str]) -> None:
     # WHEN a new container's first request calls the tool of the stock module
     started = _post(artifact, deployed, "stockLevel", {"sku": "SKU-1"})
-    # THEN it answers, having imported neither the other tools' modules nor what they import
+    # THEN it answers, having imported neither the other tools' modules nor what they import, nor the
+    # settings reader another module's tool needs
     assert started.answer.status == 200, started.answer.body
     assert started.answer.body["output"] == {"sku": "SKU-1", "inStock": 3}
     assert _imported_tool_modules(started) == ["stock"]
     assert "xml.dom.minidom" not in started.modules
+    assert "tomllib" not in started.modules
+    assert "handler.authoring.settings" not in started.modules
 
 
 def test_a_cold_post_of_another_tool_imports_its_module_alone(artifact: Path, deployed: dict[str, str]) -> None:
     # WHEN a new container's first request calls the tool of the refunds module
     started = _post(artifact, deployed, "issueRefund", {"order": "ORD-1"})
-    # THEN that module is the one imported
+    # THEN that module is the one imported, and its tool has its settings
     assert started.answer.status == 200, started.answer.body
+    assert started.answer.body["output"] == {"order": "ORD-1", "refunded": True, "desk": "desk-1", "limit": 100}
     assert _imported_tool_modules(started) == ["refunds"]
 
 
@@ -204,9 +214,11 @@ def test_without_the_builds_file_a_cold_post_imports_every_tool_module(
     shutil.copytree(artifact, bare, ignore=shutil.ignore_patterns(PREBUILT_TOOL_MODULES_FILE))
     # WHEN a new container's first request calls a tool
     started = _post(bare, deployed, "stockLevel", {"sku": "SKU-1"})
-    # THEN it answers, having imported the whole package, as a source checkout does
+    # THEN it answers, having imported the whole package, as a source checkout does (and with it the
+    # settings reader another module's tool needs)
     assert started.answer.status == 200, started.answer.body
     assert _imported_tool_modules(started) == ["health", "refunds", "stock"]
+    assert "tomllib" in started.modules
 
 
 def test_a_module_that_fails_to_import_in_the_container_stops_only_its_own_tools(
