@@ -205,6 +205,7 @@ validate-checkov: $(CHECKOV_INSTALLED)
 build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(BIN)/python -m handler check --no-local
+	$(BIN)/python -m scripts.check_imports
 	rm -rf "$(ARTIFACTS_DIR)" && mkdir -p "$(ARTIFACTS_DIR)"
 	$(BIN)/python -m scripts.artifact_sources "$(ARTIFACTS_DIR)" handler tools
 	$(BIN)/python -m scripts.lock artifact-requirements > $(VENV)/artifact-requirements.txt
@@ -272,10 +273,11 @@ call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=,
 	$(BIN)/python -m handler call "$$URL" $(REQUEST_OPTIONS) $${KEY_FILE:+--key-file "$$KEY_FILE"}
 
 # The preflight stops a deploy that could not work (no credentials, no secret, a setting samconfig.toml
-# passes that the template no longer takes) and asks for --guided while the stack does not exist.
-# The guided questions are only what differs per deployment (template.yaml's Parameters); the
-# architecture the build is for is written in the template, so no answer can change it.
-deploy: build ## sam deploy (guided the first time); needs the key's secret, see README "Deploy" and docs/deploy.md
+# passes that the template no longer takes), and asks for what samconfig.toml lacks (the region, the
+# first time, if copier copy left it to your profile) and records it there: sam deploy then asks only
+# to confirm its change set. Never --guided, which asks everything again. The architecture the build
+# is for is written in the template, so no answer can change it.
+deploy: build ## sam deploy (the first asks your region, if samconfig.toml has none); needs the key's secret: README "Deploy", docs/deploy.md
 	flags=$$($(BIN)/python -m scripts.deploy_preflight) && \
 	$(SAM) deploy $$flags
 

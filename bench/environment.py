@@ -135,16 +135,18 @@ def start_moto(stack: ExitStack) -> str:
     """moto's server on loopback, holding the bench key and an idempotency table; returns its endpoint URL."""
     import boto3
 
-    from handler.testing.moto_server import LocalMotoServer
+    from handler.testing.moto_server import LocalMotoServer, run_credentials
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
-    # The project's one way to run moto: loopback only, and no web page's request answered.
+    # The project's one way to run moto: loopback only, no web page's request answered, and only
+    # requests signed with this run's credential.
     server = LocalMotoServer()
     endpoint = server.start()
     stack.callback(server.stop)
+    credentials = run_credentials()
     session = boto3.Session(
-        aws_access_key_id="bench",
-        aws_secret_access_key="bench",  # noqa: S106 - moto's, on loopback
+        aws_access_key_id=credentials.access_key_id,
+        aws_secret_access_key=credentials.secret_access_key,
         region_name="us-east-1",
     )
     session.client("secretsmanager", endpoint_url=endpoint).create_secret(Name=SECRET_NAME, SecretString=BENCH_KEY)
@@ -159,9 +161,11 @@ def start_moto(stack: ExitStack) -> str:
 
 
 def aws_credentials(endpoint: str) -> dict[str, str]:
+    """What the bench's processes reach moto with: its endpoint and this run's credential, which it answers alone."""
+    from handler.testing.moto_server import run_credentials
+
     return {
-        "AWS_ACCESS_KEY_ID": "bench",
-        "AWS_SECRET_ACCESS_KEY": "bench",
+        **run_credentials().environment(),
         SECRETS_EXTENSION_TOKEN_ENV: SESSION_TOKEN,
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_REGION": "us-east-1",
@@ -170,7 +174,7 @@ def aws_credentials(endpoint: str) -> dict[str, str]:
 
 
 def lambda_environment(endpoint: str, *, idempotency: bool, extension_port: int | None) -> dict[str, str]:
-    """A deployed function's environment: a named secret, fake credentials, no dev key; with
+    """A deployed function's environment: a named secret, the run's credential for moto, no dev key; with
     `idempotency`, the table named, as template.yaml always names it; with `extension_port`, the
     extension's variable set, as template.yaml sets it with the extension's layer."""
     env = {

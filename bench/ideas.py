@@ -9,10 +9,8 @@ handler does per call, done both ways. None of these rows has a target.
 from __future__ import annotations
 
 import json
-import signal
 import sys
 import time
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from bench.cold import ColdRunner, endpoint_process, floor_process, table_floor_process
@@ -37,7 +35,7 @@ from handler.testing import call_body, signed_event
 from tests.support.cold_start import lay_out_artifact
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
     from bench.cold import ColdProcesses
     from bench.environment import Stage
@@ -213,32 +211,6 @@ def with_serialised_metrics(floor_post: Answer) -> Answer:
     return floor_and_metrics
 
 
-def _probe_alarm(signum: int, frame: object) -> None:
-    """A SIGALRM handler that is a Python function, as handler/calls/deadline.py's is."""
-
-
-@contextmanager
-def probe_alarm_installed() -> Iterator[None]:
-    previous = signal.signal(signal.SIGALRM, _probe_alarm)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGALRM, previous)
-
-
-def with_alarm_check(floor_post: Answer, getsignal: Callable[[int], Any]) -> Answer:
-    """The floor, plus handler/calls/deadline.py's check of the SIGALRM handler in place (a function) before
-    each tool run: ours, the default, or a tool's own, which is left alone."""
-
-    def floor_and_check(event: dict[str, Any]) -> Any:
-        current = getsignal(signal.SIGALRM)
-        if current is not _probe_alarm and current != signal.SIG_DFL:
-            raise AssertionError("another SIGALRM handler is in place")
-        return floor_post(event)
-
-    return floor_and_check
-
-
 def with_key_read(floor_get: Answer, read: Callable[[], str]) -> Answer:
     """The floor, plus reading the key from a cache on every call, as a warm request does."""
 
@@ -288,22 +260,4 @@ def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
     run_warm(metric_loops, posts(WARM_POST_CALLS), rounds)
     cases += [paired_case(loop.name, "µs", metric_loops[0], loop, target=False) for loop in metric_loops[1:]]
 
-    from _signal import getsignal as private_getsignal
-
-    alarm_loops = [
-        WarmLoop("the floor", [], floor_post),
-        WarmLoop(
-            "warm POST floor + the SIGALRM check, private _signal.getsignal",
-            [],
-            with_alarm_check(floor_post, private_getsignal),
-        ),
-        WarmLoop(
-            "warm POST floor + the SIGALRM check, public signal.getsignal",
-            [],
-            with_alarm_check(floor_post, signal.getsignal),
-        ),
-    ]
-    with probe_alarm_installed():
-        run_warm(alarm_loops, posts(WARM_POST_CALLS), rounds)
-    cases += [paired_case(loop.name, "µs", alarm_loops[0], loop, target=False) for loop in alarm_loops[1:]]
     return cases

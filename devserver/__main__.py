@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 
 from devserver import local_aws
@@ -147,6 +148,10 @@ def main() -> int:
         file=sys.stderr,
         flush=True,
     )
+    # A closed terminal (SIGHUP) or a process manager's stop (SIGTERM) ends it as Ctrl-C does, so
+    # what it made goes with it: the local AWS's credential file among it (devserver/local_aws.py).
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, _interrupted)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -157,6 +162,10 @@ def main() -> int:
         if moto is not None:
             moto.stop()
     return 0
+
+
+def _interrupted(signal_number: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
 """`make serve LOCAL_AWS=moto`: moto's server stands in for AWS, so tools that use it run with no account.
 
 moto's server (the dev group's, never the artifact's) listens on a free port of 127.0.0.1,
-answering this machine's AWS clients and no web page (handler/testing/moto_server.py: a page
-the developer visits could otherwise read every seeded secret), and this process's environment
-points boto3 at it: AWS_ENDPOINT_URL, which boto3 reads for every service, and fake credentials,
-so nothing can reach a real account by mistake. The handler's clients and a tool's own
+answering this developer's AWS clients alone: no web page, and no other account of the machine
+(handler/testing/moto_server.py: either could otherwise read every seeded secret and plant
+another value). This process's environment points boto3 at it: AWS_ENDPOINT_URL, which boto3
+reads for every service, and the credential this run made, which the server answers alone, so
+nothing can reach a real account by mistake. For a shell of the developer's own (the AWS CLI, a
+script), the same variables are in a file only they can read, which the terminal names and
+`stop()` deletes. The handler's clients and a tool's own
 `boto3.client(...)`, `Secret(...)` and `Parameter(...)` all go there. The idempotency table is
 made there as deployed, so a call retried with its callId (the inspector's "Reuse the last
 callId") is answered from its record, not run again. It is seeded at start, from two places a
@@ -25,7 +28,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shlex
+import shutil
 import sys
+import tempfile
 import tomllib
 import traceback
 from dataclasses import dataclass, field
@@ -62,12 +68,21 @@ class LocalAws:
     seeded: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     idempotency_table: str | None = None
+    # The variables a shell of the developer's sources to reach this server (its credential among them).
+    environment_file: Path | None = None
 
     def stop(self) -> None:
         self.server.stop()
+        if self.environment_file is not None:
+            shutil.rmtree(self.environment_file.parent, ignore_errors=True)
 
     def summary(self) -> str:
         lines = [f"Local AWS: moto's server on {self.endpoint} (AWS_ENDPOINT_URL); no AWS account is used."]
+        if self.environment_file is not None:
+            lines.append(
+                "  it answers only requests signed with this run's credential; from another shell of yours "
+                f"(the AWS CLI, a script): . {self.environment_file}"
+            )
         if self.idempotency_table:
             lines.append(
                 f"  idempotency table {self.idempotency_table}, as deployed: a call retried with its callId is "
@@ -104,7 +119,7 @@ def start(seed_file: Path | None = None) -> LocalAws:
     server = LocalMotoServer()
     endpoint = server.start()
     _point_boto3_at(endpoint)
-    local = LocalAws(server, endpoint)
+    local = LocalAws(server, endpoint, environment_file=write_environment_file(endpoint))
     _make_the_idempotency_table(local)
     seed_settings(local)
     run_seed_hook(local, seed_file if seed_file is not None else _seed_file())
@@ -117,6 +132,27 @@ def _point_boto3_at(endpoint: str) -> None:
     for name in to_unset:
         os.environ.pop(name, None)
     os.environ.update(to_set)
+
+
+def write_environment_file(endpoint: str) -> Path:
+    """What points a shell of the developer's at this server, in a file of a folder only they can open.
+
+    mkdtemp makes the folder 0700, its owner's alone, and the file is made new (O_EXCL) with 0600,
+    whatever the umask: another account of the machine can neither read the credential nor put a
+    file of its own in its place. Sourced, it sets what this process set and unsets what it unset.
+    """
+    to_set, to_unset = aws_environment(endpoint, os.environ["AWS_DEFAULT_REGION"])
+    folder = Path(tempfile.mkdtemp(prefix="median-local-aws-"))
+    path = folder / "aws.env"
+    lines = [
+        "# make serve LOCAL_AWS=moto: its moto server and this run's credential, until make serve stops.",
+        f"unset {' '.join(to_unset)}",
+        *(f"export {name}={shlex.quote(value)}" for name, value in to_set.items()),
+    ]
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write("\n".join(lines) + "\n")
+    return path
 
 
 def _make_the_idempotency_table(local: LocalAws) -> None:

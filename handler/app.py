@@ -7,13 +7,17 @@ signature itself (401), and only then is the body read and the request served.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from handler.calls.idempotency import log_state_at_cold_start
 from handler.key.source import KeyUnavailable, MedianKeySource, log_key_unavailable
 from handler.protocol import (
     ALLOWED_METHODS,
+    ANY_STAGE,
     DEFAULT_STAGE,
     MAX_BODY_BYTES,
     MAX_QUOTED_PROBLEMS_CHARS,
@@ -28,7 +32,7 @@ from handler.request.events import BadEvent, BodyTooLarge, method_of, read_reque
 from handler.request.responses import error_answer, fits_in_a_response, method_not_allowed, raw_json_answer
 from handler.request.signature import SignatureError, matches, parse_header
 from handler.runtime import observability, time_limits
-from handler.runtime.env import setting
+from handler.runtime.env import running_in_deployed_lambda, setting
 from handler.runtime.observability import (
     flush_metrics,
     invocation_started,
@@ -136,7 +140,7 @@ def _unknown_stage() -> str | None:
     global _stage_known
     current = setting(STAGE_ENV) or DEFAULT_STAGE
     built = _stages_the_build_wrote()
-    if built is not None and (current == DEFAULT_STAGE or current in built):
+    if built is not None and (current == DEFAULT_STAGE or current in built or ANY_STAGE in built):
         _stage_known = True  # a deployed container: its stage and its files never change
         return None
     # A source checkout (make serve, the tests) reads settings.toml itself, anew each time: it is
@@ -240,8 +244,6 @@ def _sendable(response: dict[str, Any], context: LambdaContext | None) -> dict[s
     """
     if fits_in_a_response(response):
         return response
-    import json
-
     reference = getattr(context, "aws_request_id", None) or os.urandom(16).hex()
     body = response["body"]
     observability.logger.error(
@@ -259,20 +261,39 @@ def _sendable(response: dict[str, Any], context: LambdaContext | None) -> dict[s
     return error_answer(500, ErrorCode.INTERNAL_ERROR, message, post=post)
 
 
+def _last_resort(error: Exception, context: LambdaContext | None) -> dict[str, Any]:
+    """A JSON 500 for an error nothing else answered, made with nothing imported and no file opened.
+
+    What failed may be the container itself: with no file descriptor left, an import fails too
+    (it opens the module's file), and so would an answer that needed one. The answer is made of
+    modules loaded at the cold start; the log line goes through the Logger, or, where making it
+    fails (its first line imports Powertools), is written as the same JSON by hand; the crash is
+    explained on the author's machine only, if its module can still be had.
+    """
+    reference = getattr(context, "aws_request_id", None) or os.urandom(16).hex()  # getrandom(2): no file
+    answer = error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)
+    fields = {"error_type": type(error).__name__, "reference": reference}
+    try:
+        observability.logger.error("Unhandled error", extra=fields)
+    except Exception:
+        line = {"level": "ERROR", "message": "Unhandled error", "service": observability.service_name(), **fields}
+        with contextlib.suppress(Exception):
+            sys.stdout.write(json.dumps(line) + "\n")
+    if not running_in_deployed_lambda():
+        with contextlib.suppress(Exception):
+            from handler.authoring.local_crash import explain_locally
+
+            explain_locally("The request", reference, error, authors_frames_only=False)
+    return answer
+
+
 @traced_handler
 def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     invocation_started(context)  # every line it logs carries its request id
     try:
         return _sendable(_serve(event, context), context)
     except Exception as error:  # the last line of defence: Median gets JSON, never a Lambda error
-        reference = getattr(context, "aws_request_id", None) or os.urandom(16).hex()
-        observability.logger.error(
-            "Unhandled error", extra={"error_type": type(error).__name__, "reference": reference}
-        )
-        from handler.authoring.local_crash import explain_locally
-
-        explain_locally("The request", reference, error, authors_frames_only=False)
-        return error_answer(500, ErrorCode.INTERNAL_ERROR, f"The server failed; reference {reference}.", post=True)
+        return _last_resort(error, context)
     finally:
         time_limits.lift_all()  # none outlasts its invocation, whatever ended it
         flush_metrics()

@@ -178,12 +178,16 @@ PREBUILT_MANIFEST_FILE = "manifest.json"
 
 # --- The stage ---------------------------------------------------------------------
 # The table of tools/settings.toml whose values override its [default]: template.yaml's Stage
-# parameter. A stage is `default` or one of the file's tables; any other is refused at start.
+# parameter. A stage is `default` or one of the file's tables; any other is refused at start,
+# unless the project has no settings.toml at all (ANY_STAGE).
 STAGE_ENV = "MEDIAN_STAGE"
 DEFAULT_STAGE = "default"
 # `sam build` writes the stages tools/settings.toml declares, one a line, beside the prebuilt
 # manifest (`python -m handler stages`): a container checks its stage without reading TOML.
 PREBUILT_STAGES_FILE = "stages.txt"
+# Among those stages: every name is one, as in a project with no tools/settings.toml at all, where no
+# stage has a value of its own to miss, so a deploy as any stage samconfig.toml names is served.
+ANY_STAGE = "*"
 
 # --- Where each tool lives ------------------------------------------------------------
 # `sam build` writes which module of the tools package holds each tool, and the diagnostics,

@@ -3,7 +3,8 @@
     python -m scripts.check_artifact [.aws-sam/build/MedianToolsFunction]
 
 It fails (exit 1, one line per problem) unless the artifact holds handler/ and tools/ and
-the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts into it,
+the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts into it, every
+package its tools import, lazily too (scripts/check_imports.py), or the Lambda runtime's boto3,
 every compiled module is built for the template's architecture and CPython 3.13, and
 nothing of the workspace (tests, virtualenv, caches, the dev server) came along. Nothing
 local may be anywhere in it (tools/settings.local.toml, an editor's backup or swap file of
@@ -28,11 +29,11 @@ from handler.protocol import (
     PREBUILT_TOOL_MODULES_FILE,
     PREBUILT_VERSION_FILE,
 )
-from scripts.lock import locked_artifact_versions
+from scripts.lock import RUNTIME_EXPORT, locked_artifact_versions
 from scripts.sam_settings import lambda_architecture, wheel_machine
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_ARTIFACT = ROOT / ".aws-sam" / "build" / "MedianToolsFunction"
@@ -169,9 +170,14 @@ def local_problems(artifact: Path, included: tuple[str, ...] | None = None) -> l
     function, but they may hold a developer's dummy secrets or internal URLs; an editor's backup
     of them holds the same. None ships.
     """
-    from scripts.artifact_sources import PACKAGES, belongs, included_patterns, is_local
+    from scripts.artifact_sources import PACKAGES, belongs, included_patterns, is_local, pattern_problem
 
-    patterns = included_patterns() if included is None else included
+    # Only what the build applies: a pattern it refuses (one leading out of tools/) ships nothing.
+    patterns = tuple(
+        pattern
+        for pattern in (included_patterns() if included is None else included)
+        if pattern_problem(pattern, PACKAGES) is None
+    )
     problems = []
     for path in sorted(artifact.rglob("*")):
         relative = PurePosixPath(path.relative_to(artifact).as_posix())
@@ -197,6 +203,32 @@ def local_problems(artifact: Path, included: tuple[str, ...] | None = None) -> l
     return problems
 
 
+def import_problems(artifact: Path, runtime: Collection[str] | None = None) -> list[str]:
+    """Each import of the artifact's tools/ that it cannot satisfy: not in the artifact, nor among the
+    packages the Lambda runtime provides (`runtime`, normalised names; uv.lock's aws-sdk group by default)."""
+    from importlib.metadata import packages_distributions
+
+    from packaging.utils import canonicalize_name
+
+    from scripts.check_imports import THE_FIX, imports_of_tools
+
+    def in_artifact(name: str) -> bool:
+        return (artifact / name).is_dir() or (artifact / f"{name}.py").is_file() or any(artifact.glob(f"{name}.*so"))
+
+    missing = [imported for imported in imports_of_tools(artifact) if not in_artifact(imported.top)]
+    if not missing:
+        return []
+    if runtime is None:
+        runtime = locked_artifact_versions(wheel_machine(lambda_architecture()), export=RUNTIME_EXPORT)
+    providers = packages_distributions()
+    return [
+        f"{imported.path}:{imported.line}: imports {imported.module}, which is not in the artifact: add the package "
+        f"that provides it {THE_FIX}, and build again"
+        for imported in missing
+        if not any(canonicalize_name(package) in runtime for package in providers.get(imported.top, []))
+    ]
+
+
 def sizes(artifact: Path) -> tuple[int, int, int]:
     """Files, bytes unzipped and bytes zipped as sam deploy uploads them."""
     files = [path for path in artifact.rglob("*") if path.is_file()]
@@ -219,6 +251,7 @@ def check(artifact: Path, architecture: str, locked: Mapping[str, str] | None = 
     problems += manifest_problems(artifact)
     problems += version_problems(artifact)
     problems += stray_problems(artifact)
+    problems += import_problems(artifact)
     return problems
 
 

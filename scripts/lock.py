@@ -26,6 +26,8 @@ TOOLING_FIX = "run `make lock` and commit tooling/"
 # What the artifact holds: the project's dependencies, and tracing without botocore (and what only
 # it brings), which is the Lambda runtime's own (pyproject.toml, aws-sdk).
 ARTIFACT_EXPORT = ("--no-default-groups", "--group", "tracing", "--prune", "botocore")
+# What the Lambda runtime itself provides, and the artifact therefore leaves out: boto3 and what it brings.
+RUNTIME_EXPORT = ("--only-group", "aws-sdk")
 # A developer tool that is not the project's dependency gets a venv of its own, from its own lock:
 # tooling/NAME.py declares what the venv holds (PEP 723 inline metadata), tooling/NAME.py.lock pins
 # it all with hashes (`uv lock --script`), so uv locks, checks and audits it as it does uv.lock.
@@ -114,9 +116,12 @@ def tool_requirements(name: str, directory: Path = TOOLING) -> str:
     return result.stdout
 
 
-def artifact_requirements(*, hashes: bool = True, project: Path = ROOT) -> str:
-    """The artifact's packages as a requirements file: exact versions, hashes, environment markers."""
-    options = ["--frozen", "--format", "requirements.txt", "--no-header", "--no-annotate", *ARTIFACT_EXPORT]
+def artifact_requirements(
+    *, hashes: bool = True, project: Path = ROOT, export: tuple[str, ...] = ARTIFACT_EXPORT
+) -> str:
+    """The artifact's packages (or what `export` selects) as a requirements file: exact versions, hashes,
+    environment markers."""
+    options = ["--frozen", "--format", "requirements.txt", "--no-header", "--no-annotate", *export]
     result = _uv("export", *options, *([] if hashes else ["--no-hashes"]), project=project)
     if result.returncode != 0:
         raise LockError(f"uv export failed: {result.stderr.strip()}")
@@ -137,14 +142,17 @@ def lambda_environment(machine: str) -> dict[str, str]:
     }
 
 
-def locked_artifact_versions(machine: str, project: Path = ROOT) -> dict[str, str]:
-    """Normalised name -> version of every package the lock puts into an artifact for `machine`."""
+def locked_artifact_versions(
+    machine: str, project: Path = ROOT, export: tuple[str, ...] = ARTIFACT_EXPORT
+) -> dict[str, str]:
+    """Normalised name -> version of every package the lock puts into an artifact for `machine` (or, with
+    `export=RUNTIME_EXPORT`, of every package the Lambda runtime provides beside it)."""
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
     environment = lambda_environment(machine)
     versions: dict[str, str] = {}
-    for line in artifact_requirements(hashes=False, project=project).splitlines():
+    for line in artifact_requirements(hashes=False, project=project, export=export).splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         requirement = Requirement(line)

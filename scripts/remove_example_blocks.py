@@ -11,6 +11,14 @@ nothing and changes nothing. An opened block that is not closed (or the reverse)
 its file and line, and nothing is written: a half-deleted template would not deploy.
 `make swap-check` (scripts/swap_examples.sh) runs it, so CI proves the template and the
 settings still build and check without the examples.
+
+It also records `keep_examples: false` in .copier-answers.yml, the answer `copier copy` would
+have been given for a project without the examples: `copier recopy` then leaves the example
+tools, their tests and their blocks out, and `copier update` replays the template's changes on
+renders without them, as the project is, instead of bringing back (or conflicting over) what was
+deleted. Copier's own road to a changed answer, `copier update --data keep_examples=false`, would
+merge the template's deletion of the blocks into a project that has already deleted them. Only
+the standard library: `copier copy` runs this as a task with Copier's own Python.
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = ("template.yaml", "tools/settings.toml", "pipeline/oidc-role.yaml")
+ANSWERS = ".copier-answers.yml"
+_KEEP_EXAMPLES = re.compile(r"^keep_examples:.*$", re.MULTILINE)
+NO_EXAMPLES = "keep_examples: false"
 _OPENS = re.compile(r"^\s*# >>> example: (?P<name>[\w-]+)")
 _CLOSES = re.compile(r"^\s*# <<< example: (?P<name>[\w-]+)")
 
@@ -69,7 +80,25 @@ def main(root: Path = ROOT) -> int:
         path.write_text(text, encoding="utf-8")
     if not edited:
         print("no example blocks left in " + " or ".join(FILES))
+    if record_no_examples(root):
+        print(f"{ANSWERS}: {NO_EXAMPLES}, so copier update and copier recopy leave the examples out")
     return 0
+
+
+def record_no_examples(root: Path) -> bool:
+    """`keep_examples: false` in the project's Copier answers; whether that changed the file (none: nothing to do)."""
+    path = root / ANSWERS
+    if not path.exists():
+        return False
+    text = path.read_text(encoding="utf-8")
+    if _KEEP_EXAMPLES.search(text):
+        recorded = _KEEP_EXAMPLES.sub(NO_EXAMPLES, text, count=1)
+    else:  # answers from before the question: Copier reads a key added at the end as any other
+        recorded = text + ("" if text.endswith("\n") or not text else "\n") + NO_EXAMPLES + "\n"
+    if recorded == text:
+        return False
+    path.write_text(recorded, encoding="utf-8")
+    return True
 
 
 if __name__ == "__main__":

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
+import textwrap
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from handler.authoring.settings import OVERRIDE_PREFIX
 from handler.protocol import STAGE_ENV, TOOLS_PACKAGE_ENV
@@ -33,6 +35,7 @@ START_TIMEOUT_SECONDS = 30.0
 class DevServerProcess:
     port: int
     log: Path
+    process: subprocess.Popen[bytes]  # to stop it as a person or a process manager would
 
     @property
     def url(self) -> str:
@@ -59,6 +62,31 @@ class DevServerProcess:
 
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
+
+    @property
+    def local_aws_file(self) -> Path:
+        """The file `make serve LOCAL_AWS=moto` names for a shell of the developer's: its moto and credential."""
+        printed = re.search(r"from another shell of yours \(the AWS CLI, a script\): \. (\S+)", self.output())
+        assert printed, f"the dev server named no file for its local AWS:\n{self.output()}"
+        return Path(printed.group(1))
+
+    def local_aws_environment(self) -> dict[str, str]:
+        """What sourcing that file sets: AWS_ENDPOINT_URL, the run's credential, the region."""
+        exported = re.findall(r"^export (\w+)=(.*)$", self.local_aws_file.read_text(encoding="utf-8"), re.MULTILINE)
+        return {name: shlex.split(value)[0] for name, value in exported}
+
+    def local_aws_client(self, service: str) -> Any:
+        """A boto3 client on make serve's moto, signed with the run's credential, as a shell that sourced the file."""
+        import boto3
+
+        environment = self.local_aws_environment()
+        return boto3.client(  # type: ignore[call-overload]
+            service,
+            endpoint_url=environment["AWS_ENDPOINT_URL"],
+            region_name=environment["AWS_DEFAULT_REGION"],
+            aws_access_key_id=environment["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=environment["AWS_SECRET_ACCESS_KEY"],
+        )
 
 
 @contextmanager
@@ -91,7 +119,7 @@ def running_devserver(
         process = subprocess.Popen(
             [sys.executable, "-m", "devserver"], cwd=cwd, env=environment, stdout=sink, stderr=subprocess.STDOUT
         )
-    server = DevServerProcess(port, log)
+    server = DevServerProcess(port, log, process)
     try:
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while READY_LINE not in server.output():
@@ -108,6 +136,21 @@ def running_devserver(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def serving_local_aws(log_dir: Path, local_settings: str, seed_hook: str | None = None) -> Iterator[DevServerProcess]:
+    """`make serve LOCAL_AWS=moto` in a project of its own, with no tool: moto seeded from its
+    tools/settings.local.toml (`local_settings`) and, given one, its tests/tools/local_aws_seed.py."""
+    root = log_dir / "project"
+    (root / "tools").mkdir(parents=True)
+    (root / "tools" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "tools" / "settings.local.toml").write_text(textwrap.dedent(local_settings), encoding="utf-8")
+    if seed_hook is not None:
+        (root / "tests" / "tools").mkdir(parents=True)
+        (root / "tests" / "tools" / "local_aws_seed.py").write_text(seed_hook, encoding="utf-8")
+    with running_devserver(log_dir, cwd=root, tools_package=None, env={"LOCAL_AWS": "moto"}) as server:
+        yield server
 
 
 @contextmanager

@@ -286,10 +286,18 @@ def tool(
             raise refused("is not on a function: put @tool(...) on the line above a def")
         model_parameter, model, context_parameter, dependencies = _parameters(function)
         _check_dependencies(function, dependencies)
+        told = description if description is not None else inspect.cleandoc(function.__doc__ or "")
+        if not told.strip():
+            # Median refuses a whole manifest over one tool without a description: said here, at the
+            # author's line, on every path (make check, the build, GET, make serve, a test run).
+            raise refused(
+                "has no description: write a docstring saying what the tool does (the agent reads it to decide "
+                'when to call the tool), or give @tool(description="...")'
+            )
         registry.tools.append(
             Tool(
                 name=name if name is not None else camel_case(function.__name__),
-                description=description if description is not None else inspect.cleandoc(function.__doc__ or ""),
+                description=told,
                 risk=risk,
                 input_model=_closed(model),
                 function=function,

@@ -6,7 +6,9 @@ it leaves the model unfinished, and the mistake surfaced later as a pydantic tra
 framework's schema code (`make check`), a 500 `internal_error` (GET), or a dead reloader. A
 model whose Median schema cannot be built (a `Callable` field, an arbitrary class) failed there
 too. Checked once the tools package has imported, each is one more `tools/<file>.py:<line>:
-<what is wrong>` line of the ToolLoadError the loader raises, at the field the author wrote.
+<what is wrong>` line of the ToolLoadError the loader raises, at the field the author wrote. So
+are two tools with one name, which the sync rules refuse as well: in a test run (`make
+test-tools`) the first registered answered both names' calls, and the other's tests passed on it.
 
 The checks build every tool's schema, so they run only where that costs nobody: away from a
 deployed Lambda. A deployed artifact was checked by `sam build` (`python -m handler check`
@@ -36,7 +38,8 @@ _SCALARS_HINT = "a field is one of str, float, int, bool, a Literal or an Enum"
 
 
 def registration_problems(tools: Sequence[Tool]) -> list[str]:
-    """One `file:line: what is wrong` line per input model that pydantic cannot finish, each model once."""
+    """One `file:line: what is wrong` line per input model that pydantic cannot finish, each model once,
+    and per tool whose name another has."""
     lines: list[str] = []
     seen: set[type[BaseModel]] = set()
     for tool in tools:
@@ -46,6 +49,22 @@ def registration_problems(tools: Sequence[Tool]) -> list[str]:
         line = _model_problem(tool)
         if line is not None and line not in lines:
             lines.append(line)
+    return lines + repeated_names(tools)
+
+
+def repeated_names(tools: Sequence[Tool]) -> list[str]:
+    """A line per tool named as an earlier one, naming both places: a call would reach one of them only,
+    whichever the modules' order registered first, and the tests of the other would pass on it."""
+    first: dict[str, Tool] = {}
+    lines = []
+    for tool in tools:
+        if tool.name not in first:
+            first[tool.name] = tool
+            continue
+        lines.append(
+            f"{tool.location}: two tools are named {tool.name}, here and at {first[tool.name].location}: a call "
+            'reaches only one; rename one (@tool(name="..."))'
+        )
     return lines
 
 

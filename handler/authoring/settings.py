@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 # Re-exported, where authors' and tests' imports have always found them.
+from handler.protocol import ANY_STAGE as ANY_STAGE
 from handler.protocol import DEFAULT_STAGE as DEFAULT_STAGE
 from handler.protocol import STAGE_ENV as STAGE_ENV
 from handler.runtime.env import package_directory, running_in_deployed_lambda, shown_path
@@ -53,6 +54,12 @@ _SCALARS = (str, int, float, bool)
 
 class ConfigurationError(Exception):
     """A settings file cannot be read, or a Settings class cannot be built from the configuration."""
+
+
+class SettingsCrashed(ConfigurationError):
+    """A Settings class's own code (a validator, `model_post_init`) raised what pydantic does not report as
+    a value's problem (anything but a ValueError): the author's bug, named by the class and the exception's
+    type, never its message, which may quote a value. Its `__cause__` is that exception."""
 
 
 class ConfigurationProblem(str):
@@ -146,7 +153,11 @@ def stage_tables() -> list[str]:
 
 
 def known_stages() -> list[str]:
-    """The stages a function may run as: `default`, and each table of settings.toml."""
+    """The stages a function may run as: `default`, and each table of settings.toml; `default` and
+    ANY_STAGE when there is no settings.toml, whose stages no name can miss."""
+    directory = settings_directory()
+    if directory is None or not (directory / SETTINGS_FILE).is_file():
+        return [DEFAULT_STAGE, ANY_STAGE]
     return [DEFAULT_STAGE, *(name for name in stage_tables() if name != DEFAULT_STAGE)]
 
 
@@ -159,7 +170,7 @@ def settings_file_shown() -> str:
 def unknown_stage(named: str, known: Iterable[str]) -> str | None:
     """Why `named` is no stage (a typo, most often), with the fix; None when it is one of `known`."""
     known = list(known)
-    if named == DEFAULT_STAGE or named in known:
+    if named == DEFAULT_STAGE or named in known or ANY_STAGE in known:
         return None
     return (
         f"{STAGE_ENV}={named} names no stage of {settings_file_shown()}, whose stages are {', '.join(known)}: "
@@ -319,14 +330,30 @@ class Settings(BaseModel):
     @classmethod
     def current(cls) -> Self:
         """This container's instance, read at its first use; raises ConfigurationError naming the class's
-        file:line, what is wrong and where to set it."""
+        file:line, what is wrong and where to set it (SettingsCrashed where the class's own code raised)."""
         instance = _instances.get(cls)
         if instance is None:
             try:
                 instance = _instances[cls] = cls._read(None)
+            except SettingsCrashed as crashed:
+                raise SettingsCrashed(f"{cls.location()}: {crashed}") from crashed.__cause__
             except ConfigurationError as error:
                 raise ConfigurationError(f"{cls.location()}: {error}") from None
         return instance  # type: ignore[return-value]
+
+    @classmethod
+    def _validated(cls, values: dict[str, Any]) -> Self:
+        """The instance `values` make, or pydantic's ValidationError; SettingsCrashed for whatever else the
+        class's own code raises (a TypeError, a KeyError, ...: pydantic passes those through)."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError:
+            raise
+        except Exception as error:
+            raise SettingsCrashed(
+                f"{cls.__name__} cannot be built: its own code (a validator, or model_post_init) raised "
+                f"{type(error).__name__}"
+            ) from error
 
     @classmethod
     def _found(cls, for_stage: str | None) -> dict[str, Found]:
@@ -342,7 +369,7 @@ class Settings(BaseModel):
         found = cls._found(for_stage)
         try:
             # Lax: "30" is the integer 30 when it comes from the environment, as text always does.
-            return cls.model_validate({variable: located.value for variable, located in found.items()})
+            return cls._validated({variable: located.value for variable, located in found.items()})
         except ValidationError as error:
             details = error.errors(include_url=False, include_input=False)
             raise ConfigurationError(cls._explain(details, found, for_stage)) from None
@@ -356,7 +383,7 @@ class Settings(BaseModel):
         """
         found = {variable: located for variable, located in cls._found(for_stage).items() if variable not in provided}
         try:
-            cls.model_validate({variable: located.value for variable, located in found.items()})
+            cls._validated({variable: located.value for variable, located in found.items()})
         except ValidationError as error:
             details = [
                 detail
@@ -436,7 +463,7 @@ def deployable_stages(also: Iterable[DeployedStage] = ()) -> list[DeployedStage]
     `also` (the stages samconfig.toml deploys): each once, the first reason kept. Raises ConfigurationError
     when settings.toml cannot be read."""
     stages: dict[str, DeployedStage] = {}
-    for each in [*also, *(DeployedStage(name) for name in known_stages())]:
+    for each in [*also, *(DeployedStage(name) for name in known_stages() if name != ANY_STAGE)]:
         stages.setdefault(each.name, each)
     return sorted(stages.values(), key=lambda each: (each.name != DEFAULT_STAGE, each.name))
 

@@ -11,9 +11,9 @@ thread instead and is abandoned, still running, when its time is up.
 
 The timer is the process's one (handler/runtime/time_limits.py), shared with the limits armed
 inside a tool's: its AWS calls', and, with `interrupt_after`, the time by which its own outbound
-calls must have ended, past which a sync tool's network calls (an HTTP or AWS client, a socket;
-never its own code) are interrupted with `OutboundTimeUp`, a TimeoutError its HTTP library
-reports as its own timeout.
+calls must have ended, past which a sync tool's waits on the network (an HTTP or AWS client's, a
+socket's; never its own code, nor a library's code computing with an answer that came) are
+interrupted with `OutboundTimeUp`, a TimeoutError its HTTP library reports as its own timeout.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class _DeadlinePassed(BaseException):
 
 
 class OutboundTimeUp(TimeoutError):
-    """Raised in a sync tool's blocking I/O once the time for its outbound calls is up.
+    """Raised in a sync tool's wait on the network once the time for its outbound calls is up.
 
     A TimeoutError, as a socket's own timeout is: httpx reports it as httpx.ReadTimeout (or
     ConnectTimeout), requests and urllib3 as their read timeouts, urllib as the TimeoutError it
@@ -53,7 +53,7 @@ def call_within(
 ) -> Any:
     """function(**kwargs), or ToolTimedOut once `seconds` have passed. Exceptions of the function propagate.
 
-    With `interrupt_after`, OutboundTimeUp is raised in its network calls after that many
+    With `interrupt_after`, OutboundTimeUp is raised in its waits on the network after that many
     seconds, and again every time_limits.REPEAT_SECONDS until it returns (on the main thread
     only: see above).
     """

@@ -322,14 +322,58 @@ def _outcome_metric(answer: Answer) -> str | None:
     return Metric.TOOL_TIMEOUTS if answer.status == 504 else Metric.TOOL_CRASHES
 
 
-def _dependencies(tool: Tool) -> dict[str, Any]:
-    """The values of the parameters the framework fills: each Settings, secret and parameter, per container."""
-    from handler.authoring.dependencies import Dependency
+class _SetupCrashed(Exception):
+    """Building what a tool takes raised what no dependency's failure is (its `__cause__`): the tool's crash,
+    before it ran. `place` is the author's, where the failing one is declared; `cause` says what raised."""
 
-    return {
-        name: dependency.value() if isinstance(dependency, Dependency) else dependency.current()
-        for name, dependency in tool.dependencies
-    }
+    def __init__(self, place: str, cause: str) -> None:
+        super().__init__(f"{place}: {cause}")
+        self.place = place
+
+
+def _dependencies(tool: Tool) -> dict[str, Any]:
+    """The values of the parameters the framework fills: each Settings, secret and parameter, per container.
+
+    A secret or parameter that cannot be had raises SecretUnavailable, a Settings class ConfigurationError
+    (SettingsCrashed where its own code raised); anything else raised on the way is _SetupCrashed.
+    """
+    from handler.authoring.dependencies import Dependency, SecretUnavailable
+    from handler.authoring.settings import ConfigurationError
+
+    values = {}
+    for name, dependency in tool.dependencies:
+        try:
+            values[name] = dependency.value() if isinstance(dependency, Dependency) else dependency.current()
+        except (SecretUnavailable, ConfigurationError):
+            raise
+        except Exception as error:
+            if isinstance(dependency, Dependency):
+                raise _SetupCrashed(tool.location, f"reading {dependency!r} raised {type(error).__name__}") from error
+            raise _SetupCrashed(
+                dependency.location(), f"building {dependency.__name__} raised {type(error).__name__}"
+            ) from error
+    return values
+
+
+def _setup_crashed(tool: Tool, cause: str, error: BaseException, ctx: ToolContext) -> Answer:
+    """A 500 for a call whose tool's setup crashed (its Settings class's own code, say): the tool's crash,
+    before it ran, logged with the author's file:line and the exception's type, never its text or a value."""
+    logger.error(
+        f"Tool {tool.name} crashed before it ran, building what it takes",
+        extra={"call_id": ctx.call_id, "reference": ctx.reference, "error_type": type(error).__name__, "cause": cause},
+    )
+    from handler.authoring.local_crash import explain_locally  # only a crash pays for it
+
+    explain_locally(f"Tool {tool.name}'s setup", ctx.reference, error)
+    return Answer(
+        500,
+        error_body(
+            ErrorCode.INTERNAL_ERROR,
+            f"The tool failed on the server before it ran; reference {ctx.reference}.",
+            post=True,
+        ),
+        rerun_on_retry=True,
+    )
 
 
 def _without_dependencies(tool: Tool, failure: Exception, ctx: ToolContext) -> Answer:
@@ -359,7 +403,7 @@ def _without_dependencies(tool: Tool, failure: Exception, ctx: ToolContext) -> A
 def _with_dependencies(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext) -> Answer | None:
     """Fill `kwargs` with the tool's dependencies, bounded by its time; the answer instead when they cannot be had."""
     from handler.authoring.dependencies import Dependency, SecretUnavailable
-    from handler.authoring.settings import ConfigurationError
+    from handler.authoring.settings import ConfigurationError, SettingsCrashed
 
     remaining = ctx.remaining_seconds()
     # Settings are in memory once registered: only a secret or parameter may wait on the network.
@@ -369,6 +413,10 @@ def _with_dependencies(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext) -> 
             kwargs.update(_dependencies(tool))
         else:
             kwargs.update(call_within(remaining, _dependencies, {"tool": tool}))
+    except SettingsCrashed as crashed:
+        return _setup_crashed(tool, str(crashed), crashed.__cause__ or crashed, ctx)
+    except _SetupCrashed as crashed:
+        return _setup_crashed(tool, str(crashed), crashed.__cause__ or crashed, ctx)
     except (SecretUnavailable, ConfigurationError) as failure:
         return _without_dependencies(tool, failure, ctx)
     except ToolTimedOut:

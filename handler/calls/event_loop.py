@@ -16,8 +16,15 @@ The time limit is the sync tools' (handler/calls/deadline.py): at the deadline a
 tool, so its `finally` and `async with` blocks run, and the call is answered 504 `timeout`. A
 tool that goes on regardless, by blocking the loop with sync code or by catching its
 CancelledError, is stopped ASYNC_CANCEL_GRACE_SECONDS later as a sync tool is (SIGALRM, or a
-worker thread left behind); the loop it was stopped in is then set aside, and the next async call
-starts a fresh one.
+worker thread left behind), and the next async call starts a fresh loop. The loop it was stopped
+in is closed, never kept: its selector and self-pipe (three file descriptors) and every
+connection opened on it would otherwise stay open for the container's life, and a few hundred
+stopped calls would leave no descriptor for any tool, or for the handler's own error path. Stopped
+by SIGALRM, on the caller's thread, the loop is no longer running: it is closed there and then,
+as asyncio.Runner closes one (its tasks cancelled, their cleanup run, its connections aborted),
+within LOOP_CLOSING_SECONDS, past which what will not end is left to the garbage collector and
+the loop closed all the same. Left running in a worker thread, the loop is closed by that thread
+when the tool ends at last.
 
 Before that, with `cut_after`, the connections the tool opened in this call are cut (aborted) once
 the time for its outbound calls is up: a request waiting on a server that trickles its
@@ -35,6 +42,7 @@ extended here, through asyncio's public API for a loop of one's own (asyncio.Run
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import weakref
 from contextvars import copy_context
@@ -52,26 +60,35 @@ class _CancelledInTime(ToolTimedOut):
     """The tool was cancelled at its deadline, or never started: its loop is as sound as it was."""
 
 
+# What closing a stopped tool's loop may take, from the margin left after ASYNC_CANCEL_GRACE_SECONDS
+# (TOOL_TIME_MARGIN_SECONDS less it: 0.25 s) for the answer: its tasks' cleanup, cut short past it.
+LOOP_CLOSING_SECONDS = 0.05
+
+
 class _ToolLoop(asyncio.SelectorEventLoop):
-    """The container's loop: asyncio's own, keeping a weak hold on the connections the call now running opens."""
+    """The container's loop: asyncio's own, keeping a weak hold on the connections opened on it."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.opened: weakref.WeakSet[asyncio.BaseTransport] = weakref.WeakSet()
+        self.opened: weakref.WeakSet[asyncio.BaseTransport] = weakref.WeakSet()  # by the call now running
+        self.every_opened: weakref.WeakSet[asyncio.BaseTransport] = weakref.WeakSet()  # by any call
 
     async def create_connection(self, *args: Any, **kwargs: Any) -> Any:
         transport, protocol = await super().create_connection(*args, **kwargs)
         self.opened.add(transport)
+        self.every_opened.add(transport)
         return transport, protocol
 
     async def create_unix_connection(self, *args: Any, **kwargs: Any) -> Any:
         transport, protocol = await super().create_unix_connection(*args, **kwargs)  # type: ignore[misc,unused-ignore]
         self.opened.add(transport)
+        self.every_opened.add(transport)
         return transport, protocol
 
-    def cut_connections(self) -> None:
-        """Abort each connection the running call opened that is still open: what waits on it fails."""
-        for transport in list(self.opened):
+    def cut_connections(self, *, every: bool = False) -> None:
+        """Abort each connection the running call opened (`every`: any call) that is still open: what waits
+        on it fails, and its socket is closed at the loop's next turn."""
+        for transport in list(self.every_opened if every else self.opened):
             if not transport.is_closing():
                 transport.abort()  # type: ignore[attr-defined]
 
@@ -81,13 +98,15 @@ class _ContainerLoop:
         self.runner = asyncio.Runner(loop_factory=_ToolLoop)
         # One call on the loop at a time: Lambda sends one; a threaded server's threads take turns.
         self.turn = threading.Lock()
+        # Whether a call runs the loop now, and whether the loop was stopped for good meanwhile (its
+        # tool left running in a worker thread, which closes the loop when it ends): under `state`.
+        self.state = threading.Lock()
+        self.running = False
+        self.stopped = False
 
 
 _current: _ContainerLoop | None = None
 _choosing = threading.Lock()
-# Loops set aside with a tool still in them. Kept, never closed: closing one would wait for a
-# tool that ignores cancellation, and collecting it would log a pending task as destroyed.
-_set_aside: list[_ContainerLoop] = []
 
 
 def _container_loop() -> _ContainerLoop:
@@ -98,15 +117,40 @@ def _container_loop() -> _ContainerLoop:
         return _current
 
 
-def _set_aside_loop(loop: _ContainerLoop) -> None:
+def _stopped(loop: _ContainerLoop) -> None:
+    """The loop a tool would not stop in: used no more, closed now if no call runs it, else when that one ends."""
     global _current
     with _choosing:
         if _current is loop:
             _current = None
-            _set_aside.append(loop)
-    # Its timeout is logged already: the tool still pending in it, reported as "destroyed but
-    # pending" when the process ends, is no news.
+    # Its timeout is logged already: what its tasks do as they are cancelled or collected is no news.
     loop.runner.get_loop().set_exception_handler(_unreported)
+    with loop.state:
+        loop.stopped = True
+        close_now = not loop.running
+    if close_now:
+        _close(loop)
+
+
+def _close(loop: _ContainerLoop) -> None:
+    """Close a stopped loop, as asyncio.Runner does, within LOOP_CLOSING_SECONDS.
+
+    Its connections are aborted first, so that their sockets are closed at its first turn, whatever
+    its tasks then do. Runner.close cancels the tasks and runs the loop until they end, which a task
+    that ignores its cancellation never does: past LOOP_CLOSING_SECONDS it is stopped where a time
+    limit can be armed (its task then collected with the loop), and Runner.close's own `finally`
+    closes the loop all the same; elsewhere it is left to end in a thread of its own.
+    """
+    tool_loop = loop.runner.get_loop()
+    if isinstance(tool_loop, _ToolLoop):
+        tool_loop.cut_connections(every=True)
+    # ToolTimedOut: the loop is closed all the same (Runner.close's `finally`), or will be, in the thread
+    # left closing it. Any other: a task's cleanup failing is the stopped tool's, whose call is answered.
+    with contextlib.suppress(Exception):
+        if _a_loop_runs_here():  # asyncio runs one loop per thread: this one is closed beside it
+            in_worker_thread(LOOP_CLOSING_SECONDS, loop.runner.close, {})
+        else:  # under a time limit, or where none can be armed, in a thread of its own left to end
+            call_within(LOOP_CLOSING_SECONDS, loop.runner.close, {})
 
 
 def _unreported(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -149,7 +193,7 @@ def await_within(
         raise ToolTimedOut from None
     except ToolTimedOut:
         # The backstop fired: the tool would not stop, and may still hold the loop.
-        _set_aside_loop(loop)
+        _stopped(loop)
         raise
 
 
@@ -179,9 +223,18 @@ def _run(
     if not loop.turn.acquire(timeout=-1 if seconds is None else seconds):
         raise _CancelledInTime
     try:
+        with loop.state:
+            if loop.stopped:  # stopped while this call waited for its turn: it never started
+                raise _CancelledInTime
+            loop.running = True
         return loop.runner.run(_bounded(seconds, function, kwargs, cut_after, cut), context=context)
     finally:
+        with loop.state:
+            close_now = loop.running and loop.stopped  # stopped while it ran here, in a worker thread
+            loop.running = False
         loop.turn.release()
+        if close_now:
+            _close(loop)
 
 
 async def _bounded(

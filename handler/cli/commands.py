@@ -318,6 +318,7 @@ def _show_values(registry: Registry, *, local: bool, stage: str | None) -> None:
     """What each setting the tools read is in each stage a deploy serves, and on this machine, with its source."""
     from handler.authoring.dependencies import names_by_setting
     from handler.authoring.settings import (
+        ANY_STAGE,
         ConfigurationError,
         changed_here,
         deployable_stages,
@@ -336,7 +337,7 @@ def _show_values(registry: Registry, *, local: bool, stage: str | None) -> None:
     try:
         deployed = deployment()
         known = known_stages()
-        stages = [each for each in deployable_stages(deployed.stages) if each.name in known]
+        stages = [each for each in deployable_stages(deployed.stages) if each.name in known or ANY_STAGE in known]
     except (DeploymentUnreadable, ConfigurationError):
         return  # said as a problem already
     print(f"The settings your tools read, per stage ({settings_file_shown()}; docs/configuration.md):")
@@ -363,8 +364,11 @@ def _print_values(shown: Sequence[Shown]) -> None:
 def command_check(arguments: argparse.Namespace) -> int:
     """Check the tools against Median's sync rules (with --also, across the organisation) and their settings in
     every stage a deploy serves: one line per problem, then the value each stage gets."""
+    from handler.cli.deployment import deployment_problems
+
     local = not arguments.no_local
     manifest, problems = _build(local=local, stage=arguments.stage)
+    problems = [*problems, *deployment_problems()]
     endpoints = _organisation(arguments, manifest) if arguments.also else []
     if endpoints:
         from handler.cli.organisation import check_organisation
@@ -384,15 +388,22 @@ def _summarise(problems: Sequence[Problem | str], manifest: dict[str, object], e
     """The last line of `make check` before the values, and its exit code."""
     if problems:
         from handler.authoring.settings import ConfigurationProblem
+        from handler.cli.deployment import DeploymentProblem
 
         configuration = sum(isinstance(problem, ConfigurationProblem) for problem in problems)
-        if len(problems) > configuration:
-            print(f"{len(problems) - configuration} problem(s): Median would refuse this manifest.", file=sys.stderr)
+        deployment = sum(isinstance(problem, DeploymentProblem) for problem in problems)
+        if len(problems) > configuration + deployment:
+            print(
+                f"{len(problems) - configuration - deployment} problem(s): Median would refuse this manifest.",
+                file=sys.stderr,
+            )
         if configuration:
             print(
                 f"{configuration} configuration problem(s): the tools would fail to start where each applies.",
                 file=sys.stderr,
             )
+        if deployment:
+            print(f"{deployment} deployment problem(s): samconfig.toml names what cannot deploy.", file=sys.stderr)
         return 1
     from handler.manifest.rules import manifest_size
     from handler.protocol import MAX_MANIFEST_BYTES, MAX_TOOLS
@@ -429,7 +440,8 @@ def stage_problems(stage: str) -> list[str]:
 
 
 def command_stages(arguments: argparse.Namespace) -> int:
-    """Print the stages a function may run as, one a line: `default` and each table of tools/settings.toml."""
+    """Print the stages a function may run as, one a line: `default` and each table of tools/settings.toml
+    (`*`, any name, with no settings.toml)."""
     from handler.authoring.settings import ConfigurationError, known_stages
 
     try:

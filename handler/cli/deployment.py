@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 TEMPLATE_FILE = "template.yaml"
 SAMCONFIG_FILE = "samconfig.toml"
+PIPELINE_ROLES_FILE = "pipeline/oidc-role.yaml"
 STAGE_PARAMETER = "Stage"
 FUNCTION_LOGICAL_ID = "MedianToolsFunction"  # template.yaml's function, as sam local names it
 DEFAULT_CONFIG_ENV = "default"
@@ -35,6 +36,12 @@ DEFAULT_CONFIG_ENV = "default"
 
 class DeploymentUnreadable(Exception):
     """template.yaml or samconfig.toml cannot be read: the message names the file and why."""
+
+
+class DeploymentProblem(str):
+    """One line of `make check` about samconfig.toml: a name AWS, GitHub or the pipeline cannot deploy."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,26 @@ def _stages(root: Path, sam_settings: ModuleType, default_stage: str) -> list[De
         if name != DEFAULT_CONFIG_ENV and isinstance(sections, dict) and "deploy" in sections
     )
     return [deployed_by(each, root, sam_settings, default_stage) for each in [DEFAULT_CONFIG_ENV, *deploying]]
+
+
+def deployment_problems() -> list[DeploymentProblem]:
+    """samconfig.toml's stage and stack names that cannot deploy (scripts/deploy_names.py), each with its rule."""
+    root = project_root()
+    deploy_names = _workspace_module("deploy_names")
+    sam_settings = _workspace_module("sam_settings")
+    if root is None or deploy_names is None or sam_settings is None or not (root / SAMCONFIG_FILE).exists():
+        return []
+    samconfig, roles = root / SAMCONFIG_FILE, root / PIPELINE_ROLES_FILE
+    try:
+        document = tomllib.loads(samconfig.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, OSError) as error:
+        return [DeploymentProblem(f"{shown_path(str(samconfig))} cannot be read: {error}")]
+    try:
+        pipeline = sam_settings.load_template(roles) if roles.exists() else None
+    except Exception as error:  # YAML's own errors: named, whatever they are
+        return [DeploymentProblem(f"{shown_path(str(roles))} cannot be read: {error}")]
+    longest = deploy_names.longest_stack_name(pipeline)
+    return [DeploymentProblem(problem) for problem in deploy_names.config_env_problems(document, longest)]
 
 
 def deployed_by(config_env: str, root: Path, sam_settings: ModuleType, default_stage: str) -> DeployedStage:

@@ -13,10 +13,12 @@ that trickles in a byte at a time never meets its read timeout. So every client 
 the call starts (`before-call`) a limit is armed (handler/runtime/time_limits.py) at the sooner of
 `longest_call_seconds` from now and the time the outbound calls of what runs must end by
 (time_limits.OUTBOUND_DEADLINE: a tool's, the key read's); past it, the call is interrupted
-where it blocks with `AwsCallTimedOut`, one of botocore's own errors, and a failed attempt is
-not retried (`needs-retry`). botocore has no such limit of its own (its Config bounds connect
-and read only), and a client proxy would miss paginators and waiters, which call the client's
-own methods; the events reach every call.
+where it waits on the network (a connect, an answer that has not come, a retry's backoff) with
+`AwsCallTimedOut`, one of botocore's own errors, and a failed attempt is not retried
+(`needs-retry`). An answer that has come is never lost to it: while botocore parses it, or runs
+the client's event handlers, the limit waits, and the call's end lifts it. botocore has no such
+limit of its own (its Config bounds connect and read only), and a client proxy would miss
+paginators and waiters, which call the client's own methods; the events reach every call.
 """
 
 from __future__ import annotations

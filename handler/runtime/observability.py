@@ -17,6 +17,8 @@ or `cause`:
   ToolCrashes                                     under `(every tool)`: a request no tool could serve
   ReplayedCalls                                   per tool, answered from its callId record
   RejectedSignatures                              per cause: missing, malformed, stale, mismatch
+  TimeLimitsDegraded                              `service` alone, once per container where something
+                                                  else owns SIGALRM (handler/runtime/time_limits.py)
 and, once per container that was a cold start, Powertools' own `ColdStart` (dimensions
 `function_name` and `service`, a line of its own, as `log_metrics(capture_cold_start_metric=True)`
 writes it) with the first metrics the container publishes: its first invocation's, unless that
@@ -156,6 +158,7 @@ class Metric:
     TOOL_DURATION = "ToolDuration"
     REPLAYED_CALLS = "ReplayedCalls"
     REJECTED_SIGNATURES = "RejectedSignatures"
+    TIME_LIMITS_DEGRADED = "TimeLimitsDegraded"
 
 
 # Built on the first metric, like the Logger on the first log line: a served GET records none.
@@ -226,6 +229,25 @@ def record_replay(tool: str) -> None:
 
 def record_rejected_signature(cause: str) -> None:
     _recorder("cause", cause).add_metric(name=Metric.REJECTED_SIGNATURES, unit=_count, value=1.0)
+
+
+def record_time_limits_degraded() -> None:
+    """This container can arm no time limit (something else owns SIGALRM): TimeLimitsDegraded, printed at once.
+
+    Powertools' single_metric, with `service` its one dimension: the invocation's own metric set
+    carries its `tool` or `cause`, which this container-wide fact is none of.
+    """
+    from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+    namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
+    with single_metric(
+        name=Metric.TIME_LIMITS_DEGRADED,
+        unit=MetricUnit.Count,
+        value=1.0,
+        namespace=namespace,
+        default_dimensions={"service": service_name()},
+    ):
+        pass
 
 
 def flush_metrics() -> None:

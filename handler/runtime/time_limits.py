@@ -14,10 +14,17 @@ Limits nest, in one stack, and one timer serves them all, set for the earliest:
   tool at its deadline, unwound to the handler's own frame, which answers 504;
 - a limit that *interrupts* raises an Exception its code may catch: botocore's error family for
   an AWS call, raised once (botocore's retry is vetoed past it: handler/runtime/aws_clients.py);
-  a TimeoutError for a sync tool's network calls, raised only in network code (never the tool's
-  own, where an `except Exception` would take it for a mistake of its own) and again every
-  REPEAT_SECONDS while that code goes on past it, so that a library's retry meets it at once
-  instead of starting a request there is no time for.
+  a TimeoutError for a sync tool's network calls, raised again every REPEAT_SECONDS while that
+  code goes on past it, so that a library's retry meets it at once instead of starting a request
+  there is no time for.
+
+A limit that interrupts is raised only while the thread waits on the network (`waiting_on_network`):
+blocked in a socket's, an SSL socket's or a selector's wait, or in an HTTP or AWS client's sleep
+between two attempts. Never while it computes, in the tool's own code or in a network library's
+(urllib.parse, http.cookies, botocore's parsers): an answer that has come back is never lost to a
+limit past its time, so a write that ran is never run again because a limit fired after it. Until
+it may be raised, a due limit looks again every REPEAT_SECONDS; pure code runs on, to the limit
+that stops.
 
 When several are due, the outermost that stops wins (the tool's time is up, whatever it was
 doing); else the innermost that interrupts, which holds the outer ones back while it is armed (an
@@ -27,7 +34,9 @@ raises in this module's own code, whose caller would be left without the limit t
 Signals reach only the main thread, where Lambda calls the handler: elsewhere (`make serve`'s
 threads, a test calling from a thread) nothing is armed, `arm` answers None, and a caller falls
 back (a tool to a worker thread; an outbound call to its per-step bounds). A SIGALRM handler
-that something else installed is left alone, the same way.
+that something else installed (a tool's library, for timeouts of its own) is left alone, the
+same way, and said once per container, a warning and the metric TimeLimitsDegraded: every limit
+is degraded there, and a tool stopped at its deadline runs on (docs/security.md).
 
 Light to import: a cold GET's key read is bounded by it.
 """
@@ -42,21 +51,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import FrameType
+    from dis import Instruction
+    from types import CodeType, FrameType
 
 _HAS_ITIMER = hasattr(signal, "setitimer")  # not on Windows, where `make serve` may run
-# The handler now in place, checked before every limit is armed. signal.getsignal converts it to
-# a `Handlers` enum member, which for a function (ours) means raising and catching a ValueError
-# whose message holds the function's repr. The C function it wraps, CPython's private
-# `_signal.getsignal`, answers the same, the handlers as they were installed (SIG_DFL as the int
-# 0, which `== signal.SIG_DFL`); the public one where it is missing. It holds up two of make
-# bench's targets (bench/README.md, "Simple where a microsecond is all it buys"): with the public
-# one, "warm POST" went 4.93x -> 5.49x its floor (target 5x) and "warm POST against the peer's"
-# 0.93x -> 1.01x (target 1.0x); the check alone costs 0.37x the floor.
-try:
-    from _signal import getsignal as _installed_handler  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - every CPython has it; another Python may not
-    _installed_handler = signal.getsignal
+# The handler now in place is read with the public signal.getsignal before every limit is armed.
+# On Python 3.13, the runtime's, it answers a function handler (ours) as it is, with no enum
+# conversion (earlier Pythons raised and caught a ValueError for one): make bench's idea rows put
+# the check on the warm POST floor at 1.03x with it and 1.01x with CPython's private
+# `_signal.getsignal`, ~0.15 us of an ~87 us warm POST (0.2%): no reason left for the private one.
 _MAIN_THREAD_ID = threading.main_thread().ident
 # An interrupting limit past its time raises again this often while its code goes on.
 REPEAT_SECONDS = 0.05
@@ -83,90 +86,172 @@ def invocation_deadline(context: object, kept_seconds: float) -> float | None:
 
 
 class Limit:
-    """One armed limit: when it is due, what it raises then, and, for one that interrupts, where and how often."""
+    """One armed limit: when it is due, what it raises then, and, for one that interrupts, how often."""
 
-    __slots__ = ("deadline", "fires_at", "only_in", "raised", "raises", "repeats", "stops")
+    __slots__ = ("deadline", "fires_at", "raised", "raises", "repeats", "stops")
 
-    def __init__(
-        self,
-        deadline: float,
-        raises: Callable[[], BaseException],
-        stops: bool,
-        only_in: Callable[[FrameType | None], bool] | None,
-        repeats: bool,
-    ) -> None:
+    def __init__(self, deadline: float, raises: Callable[[], BaseException], stops: bool, repeats: bool) -> None:
         self.deadline = deadline
         self.fires_at = deadline
         self.raises = raises
         self.stops = stops
-        self.only_in = only_in
         self.repeats = repeats
         self.raised = False
 
 
-# The packages whose code a call to another system blocks in: a socket's wait (socket, ssl, select),
-# and the HTTP and AWS clients over them. A limit that interrupts only there (`in_network_code`)
-# never lands in a tool's own code, where an `except Exception` meant for its own mistakes would
-# take it for one: a tool computing or waiting on a lock past its time meets its stopping limit.
+# Where the signal finds a thread that waits on the network. The handler is given the innermost
+# Python frame: for a thread blocked in C (a socket's recv, an SSL read, a selector's poll, a
+# sleep), the Python code that called that C function, in the middle of the call's CALL
+# instruction (frame.f_lasti is its offset; CPython 3.13). Code that computes is found anywhere
+# else: in a Python function's own instructions, or just after a C function it called has returned
+# (CPython runs the handler once the call is over, at the same instruction). So a frame waits on
+# the network when it is code of one of NETWORK_PACKAGES, stopped at a call of one of WAIT_CALLS:
+# the standard library's socket, ssl and selectors, which wrap every such wait, and the HTTP and
+# AWS clients that call a socket's methods themselves (httpcore's recv, urllib3's connect, http.client's
+# sendall) or sleep between attempts (botocore's and urllib3's retries). A call of those names in
+# their code is a wait, or the moment after one, still within the request it serves: never the
+# computing a tool does with an answer that has come back (urllib.parse, json, http.cookies hold no such call).
 NETWORK_PACKAGES = frozenset(
-    {"socket", "ssl", "select", "selectors", "http", "urllib", "urllib3", "h11", "httpcore", "httpx", "requests"}
+    {"socket", "ssl", "selectors", "http", "urllib", "urllib3", "h11", "httpcore", "httpx", "requests"}
     | {"botocore", "boto3", "s3transfer"}
 )
+WAIT_CALLS = frozenset(
+    {"recv", "recv_into", "recvfrom", "recvfrom_into", "recvmsg", "recvmsg_into"}
+    | {"send", "sendall", "sendto", "sendmsg", "sendfile", "connect", "connect_ex", "accept", "_accept"}
+    | {"getaddrinfo", "do_handshake", "poll", "select", "_select", "control", "sleep"}
+)
+# ... and in ssl's own code, an SSL object's read and write, which wait on the socket beneath it. Elsewhere
+# those names are a file's or a buffer's (http.client reads its headers from one), which never wait.
+_SSL_WAIT_CALLS = WAIT_CALLS | {"read", "write"}
+# Each code object's wait calls, by offset, found once (by `dis`, imported when first needed: a
+# cold GET whose key read is never cut short never pays for it).
+_wait_offsets: dict[CodeType, frozenset[int]] = {}
 
 
-def in_network_code(frame: FrameType | None) -> bool:
-    """Whether `frame`, where the signal found the main thread, is code of one of NETWORK_PACKAGES."""
+def waiting_on_network(frame: FrameType | None) -> bool:
+    """Whether `frame`, where the signal found the main thread, is network code in the middle of one of its waits."""
     if frame is None:
         return False
     module = frame.f_globals.get("__name__")
-    return isinstance(module, str) and module.partition(".")[0] in NETWORK_PACKAGES
+    if not isinstance(module, str) or module.partition(".")[0] not in NETWORK_PACKAGES:
+        return False
+    code = frame.f_code
+    offsets = _wait_offsets.get(code)
+    if offsets is None:
+        offsets = _wait_offsets[code] = calls_of(code, _SSL_WAIT_CALLS if module == "ssl" else WAIT_CALLS)
+    return frame.f_lasti in offsets
+
+
+def calls_of(code: CodeType, names: frozenset[str]) -> frozenset[int]:
+    """The offsets of `code`'s calls of a function or method by one of `names`: `self._sock.recv_into(b)`,
+    `time.sleep(backoff)`, `super().connect(address)`."""
+    import dis
+
+    instructions = list(dis.get_instructions(code))
+    return frozenset(
+        instruction.offset
+        for index, instruction in enumerate(instructions)
+        if instruction.opname in ("CALL", "CALL_KW") and _callee(instructions, index) in names
+    )
+
+
+def _callee(instructions: list[Instruction], call: int) -> str | None:
+    """The name the call at `instructions[call]` calls by: the attribute or global that the instruction
+    loading its callable names; None when it is not one (a local, another call's result).
+
+    CPython 3.13 pushes the callable (and self, or NULL), then the arguments, then for CALL_KW a
+    tuple of the keywords' names: reading back from the call, the instructions that leave exactly
+    those arguments on the stack come first, and the one before them loaded the callable.
+    """
+    import dis
+
+    above = (instructions[call].arg or 0) + (instructions[call].opname == "CALL_KW")
+    index = call
+    while above > 0 and index > 0:
+        index -= 1
+        try:
+            above -= dis.stack_effect(instructions[index].opcode, instructions[index].arg, jump=False)
+        except ValueError:  # an instruction whose effect dis cannot tell: the call is not read
+            return None
+    if above != 0 or index == 0:
+        return None  # an argument that jumps (`a if b else c`) or nothing before: not read
+    loader = instructions[index - 1]
+    if loader.opname == "PUSH_NULL" and index >= 2:  # `module.function(...)`: the callable, then NULL
+        loader = instructions[index - 2]
+    if loader.opname in ("LOAD_ATTR", "LOAD_GLOBAL", "LOAD_SUPER_ATTR", "LOAD_NAME") and isinstance(loader.argval, str):
+        return loader.argval
+    return None
 
 
 _limits: list[Limit] = []  # armed, outermost first
 _timer_at = _NEVER  # when the interval timer is set to fire, by time.monotonic()
+# Whether this container has said that SIGALRM is another's: once, at the first limit it could not arm.
+_other_owner_said = False
 
 
 def usable() -> bool:
     """Whether limits can be armed here: the main thread, an interval timer, SIGALRM ours or no one's."""
     if not _HAS_ITIMER or threading.get_ident() != _MAIN_THREAD_ID:
         return False
-    current = _installed_handler(signal.SIGALRM)
+    current = signal.getsignal(signal.SIGALRM)
     if current is _on_alarm:
         return True
     if current == signal.SIG_DFL:
         # Installed once and left in place: signal.signal costs more than the rest put together.
         signal.signal(signal.SIGALRM, _on_alarm)
         return True
-    return False  # a tool's own code uses SIGALRM: leave it alone
+    if not _other_owner_said:  # a tool's own code uses SIGALRM: leave it alone, and say what that costs
+        _say_sigalrm_is_anothers(current)
+    return False
+
+
+def _say_sigalrm_is_anothers(current: object) -> None:
+    """Warn, once per container, that no limit can be armed here, naming the handler in place; count it."""
+    global _other_owner_said
+    _other_owner_said = True
+    from handler.runtime import observability
+
+    if current == signal.SIG_IGN:
+        owner = "SIG_IGN: ignored"
+    elif current is None:
+        owner = "one not installed from Python"
+    else:
+        owner = f"{getattr(current, '__module__', '?')}.{getattr(current, '__qualname__', repr(current))}"
+    try:  # said where it can be: the call it is said in goes on, and is answered, either way
+        observability.logger.warning(
+            f"SIGALRM has a handler of another's ({owner}), so this container arms no time limit: each call "
+            "is bounded by its steps' timeouts only, and a tool stopped at its deadline goes on running in a "
+            "worker thread, into the next requests, its writes landing under their ids. Leave SIGALRM to the "
+            "handler (docs/security.md). Said once per container",
+            extra={"sigalrm_handler": owner},
+        )
+        observability.record_time_limits_degraded()
+    except Exception:  # noqa: S110 - a log line or a metric that cannot be written must not cost the answer
+        pass
+
+
+def forget_what_was_said() -> None:
+    """Say again that SIGALRM is another's, at the next limit that cannot be armed: a fresh container's (tests)."""
+    global _other_owner_said
+    _other_owner_said = False
 
 
 def arm(
-    deadline: float,
-    raises: Callable[[], BaseException],
-    *,
-    stops: bool = False,
-    only_in: Callable[[FrameType | None], bool] | None = None,
-    repeats: bool = False,
+    deadline: float, raises: Callable[[], BaseException], *, stops: bool = False, repeats: bool = False
 ) -> Limit | None:
     """Arm a limit inside those armed: at `deadline` (time.monotonic()) `raises()` is raised where the code is.
 
-    One that interrupts may be raised only where `only_in` holds of the frame the signal finds
-    (`in_network_code`), waiting for it there, and with `repeats`, again every REPEAT_SECONDS.
-    None when no limit can be armed here (see `usable`). Lift it with `pop`, in a `finally`.
+    One that stops is raised wherever the code is; one that interrupts only while it waits on the
+    network (`waiting_on_network`), looking for that every REPEAT_SECONDS once due, and with
+    `repeats`, raised again that often. None when no limit can be armed here (see `usable`). Lift
+    it with `pop`, in a `finally`.
     """
-    return push(deadline, raises, stops=stops, only_in=only_in, repeats=repeats) if usable() else None
+    return push(deadline, raises, stops=stops, repeats=repeats) if usable() else None
 
 
-def push(
-    deadline: float,
-    raises: Callable[[], BaseException],
-    *,
-    stops: bool = False,
-    only_in: Callable[[FrameType | None], bool] | None = None,
-    repeats: bool = False,
-) -> Limit:
+def push(deadline: float, raises: Callable[[], BaseException], *, stops: bool = False, repeats: bool = False) -> Limit:
     """`arm`, where the caller has just found limits `usable()`."""
-    limit = Limit(deadline, raises, stops, only_in, repeats)
+    limit = Limit(deadline, raises, stops, repeats)
     _limits.append(limit)
     # Alone (an AWS call outside a tool: the key's read, the table's requests), it is the next due.
     _set_timer(deadline if len(_limits) == 1 else _next_due(), time.monotonic())
@@ -179,7 +264,7 @@ def push_stop_and_interrupt(
     interrupt_after: float | None,
     interrupt: Callable[[], BaseException],
 ) -> int:
-    """A limit that stops in `seconds`, and inside it one that interrupts network code, repeating, in `interrupt_after`.
+    """A limit that stops in `seconds`, and inside it one that interrupts waits, repeating, in `interrupt_after`.
 
     What a sync tool runs under (handler/calls/deadline.py), in one call and one system call: it
     is on every warm POST, where each push would cost the interval timer a system call of its own
@@ -187,11 +272,11 @@ def push_stop_and_interrupt(
     """
     armed = len(_limits)
     now = time.monotonic()
-    _limits.append(Limit(now + seconds, stop, True, None, False))
+    _limits.append(Limit(now + seconds, stop, True, False))
     first = seconds
     if interrupt_after is not None:
         interrupt_after = max(0.0, interrupt_after)
-        _limits.append(Limit(now + interrupt_after, interrupt, False, in_network_code, True))
+        _limits.append(Limit(now + interrupt_after, interrupt, False, True))
         first = min(seconds, interrupt_after)
     if armed:
         _set_timer(_next_due(), now)
@@ -300,7 +385,7 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     if inner is None or inner.fires_at > due_by:
         _set_timer(_next_due(), now)
         return
-    may = inner.only_in is None or inner.only_in(frame)
+    may = waiting_on_network(frame)
     # Again later: where it may not be raised yet, or, repeating, while its code goes on past it.
     inner.fires_at = now + REPEAT_SECONDS if inner.repeats or not may else _NEVER
     _set_timer(_next_due(), now)

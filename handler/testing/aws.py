@@ -30,7 +30,8 @@ class MedianAWS:
             answer = MedianTestClient().call("parcelStatus", {"parcel": "P-1"})
 
     The tool's `ctx.aws_client(...)`, `Secret(...)` and `Parameter(...)` reach the same server
-    through AWS_ENDPOINT_URL, with fake credentials and a region, for this test alone.
+    through AWS_ENDPOINT_URL, with the run's credential (which moto's server answers alone) and a
+    region, for this test alone.
     """
 
     REGION = "us-east-1"
@@ -94,7 +95,22 @@ class MedianAWS:
         """Empty moto's server (every table, secret and parameter) and forget what the handler keeps per container."""
         from urllib.request import Request, urlopen
 
-        with urlopen(Request(f"{self.endpoint}/moto-api/reset", method="POST"), timeout=10):  # noqa: S310 - moto's own loopback URL
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import EnvProvider
+
+        # Signed as each of its clients' calls is, with the credential in the environment: the server
+        # answers its run's credential alone, moto's own reset included (handler/testing/moto_server.py).
+        # The environment's provider alone, not boto3's whole chain: ~6 ms a test less, and what
+        # the fixture points boto3 at is always there.
+        credentials = EnvProvider().load()
+        if credentials is None:
+            raise RuntimeError("reset() signs with the credential in the environment, and there is none")
+        url = f"{self.endpoint}/moto-api/reset"
+        reset = AWSRequest(method="POST", url=url, data=b"")
+        SigV4Auth(credentials.get_frozen_credentials(), "moto-api", self.region).add_auth(reset)
+        request = Request(url, data=b"", method="POST", headers=dict(reset.headers.items()))  # noqa: S310 - loopback
+        with urlopen(request, timeout=10):  # noqa: S310 - moto's own loopback URL
             pass
         forget_what_a_container_keeps()
 
@@ -108,9 +124,9 @@ def _client(endpoint: str, region: str, service: str) -> Any:
 
 def forget_what_a_container_keeps() -> None:
     """Drop every per-container cache: settings, secrets, parameters, AWS clients, the idempotency table's
-    client, the Median key with its client, metrics recorded but not yet flushed, and whether the
+    client, the Median key with its client, metrics recorded but not yet flushed, whether the
     container has served an invocation (its next one logs `cold_start: true`, and its first metrics
-    come with Powertools' ColdStart metric).
+    come with Powertools' ColdStart metric), and whether it has said that SIGALRM is another's.
 
     A test then sees its own environment, files and AWS, as a fresh container would: a client kept
     from an earlier pytest session in the same process (mutmut runs several) would still point at
@@ -122,6 +138,7 @@ def forget_what_a_container_keeps() -> None:
     from handler.runtime.aws_clients import forget_tool_clients
     from handler.runtime.env import forget_settings
     from handler.runtime.observability import forget_invocations, forget_unflushed_metrics
+    from handler.runtime.time_limits import forget_what_was_said
 
     forget_configuration()
     forget_secrets()
@@ -130,6 +147,7 @@ def forget_what_a_container_keeps() -> None:
     forget_settings()
     forget_unflushed_metrics()
     forget_invocations()
+    forget_what_was_said()
     entry_point = sys.modules.get("handler.app")
     if entry_point is not None:  # not imported for this alone: a test that never called the handler has no key
         entry_point.key_source.forget()

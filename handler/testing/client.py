@@ -89,18 +89,28 @@ class MedianTestClient:
         with dev_key(self.key):
             return answer_of(lambda_handler(event, context or FakeLambdaContext()))  # type: ignore[arg-type]
 
-    def manifest(self) -> TestAnswer:
-        return self.send(signed_event("GET", key=self.key))
+    def manifest(self, context: FakeLambdaContext | None = None) -> TestAnswer:
+        return self.send(signed_event("GET", key=self.key), context)
 
-    def call(self, tool: str, tool_input: dict[str, Any] | None = None, **members: Any) -> TestAnswer:
-        """Call `tool` with `tool_input`; `members` are the body's others (`callId`, `conversation`)."""
+    def call(
+        self,
+        tool: str,
+        tool_input: dict[str, Any] | None = None,
+        *,
+        context: FakeLambdaContext | None = None,
+        **members: Any,
+    ) -> TestAnswer:
+        """Call `tool` with `tool_input`; `members` are the body's others (`callId`, `conversation`).
+
+        `context` is the Lambda context it runs under, as in `retry()`: `FakeLambdaContext(timeout_seconds=2)`
+        for a call with little time left; a fresh 30-second one by default."""
         if "callId" not in members and self.call_ids:
             members["callId"] = new_call_id()
         elif "callId" in members and members["callId"] is None:
             del members["callId"]
         body = call_body(tool, tool_input, **members)
         self._last_body, self.last_call_id = body, members.get("callId")
-        return self.send(signed_event("POST", body, key=self.key))
+        return self.send(signed_event("POST", body, key=self.key), context)
 
     def retry(self, context: FakeLambdaContext | None = None) -> TestAnswer:
         """The last call again, byte for byte (its callId too) with a fresh signature: Median's retry."""
@@ -108,5 +118,5 @@ class MedianTestClient:
             raise RuntimeError("retry() sends the last call again: make a call with call() first")
         return self.send(signed_event("POST", self._last_body, key=self.key), context)
 
-    def diagnostics(self) -> TestAnswer:
-        return self.send(signed_event("POST", diagnostics_body(), key=self.key))
+    def diagnostics(self, context: FakeLambdaContext | None = None) -> TestAnswer:
+        return self.send(signed_event("POST", diagnostics_body(), key=self.key), context)

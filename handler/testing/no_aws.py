@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from xml.sax.saxutils import escape
 
 HOST = "127.0.0.1"
 ERROR_CODE = "UseTheMedianAwsFixture"
@@ -33,30 +34,36 @@ def _cbor_text(text: str) -> bytes:
     return bytes([0x79]) + len(data).to_bytes(2, "big") + data
 
 
-def _cbor_error() -> bytes:
+def _cbor_error(code: str, message: str) -> bytes:
     """{"__type": code, "message": text} in CBOR, what smithy's rpc-v2-cbor protocol reads an error from."""
-    return bytes([0xA2]) + _cbor_text("__type") + _cbor_text(ERROR_CODE) + _cbor_text("message") + _cbor_text(MESSAGE)
+    return bytes([0xA2]) + _cbor_text("__type") + _cbor_text(code) + _cbor_text("message") + _cbor_text(message)
 
 
-def _xml_error(query: bool) -> bytes:
-    error = f"<Error><Type>Sender</Type><Code>{ERROR_CODE}</Code><Message>{MESSAGE}</Message></Error>"
+def _xml_error(code: str, message: str, *, query: bool) -> bytes:
+    error = f"<Error><Type>Sender</Type><Code>{escape(code)}</Code><Message>{escape(message)}</Message></Error>"
     document = f"<ErrorResponse>{error}<RequestId>no-aws</RequestId></ErrorResponse>" if query else error
     return document.encode("utf-8")
 
 
-def refusal(headers: dict[str, str]) -> tuple[str, bytes]:
-    """(Content-Type, body) of the refusal, in the protocol the request's headers show it speaks."""
+def aws_error(headers: dict[str, str], code: str, message: str) -> tuple[str, bytes]:
+    """(Content-Type, body) of an error botocore reads as `code` and `message`, in the protocol the
+    request's headers (lower-case names) show it speaks. Send it with `x-amzn-ErrorType: code` too."""
     content_type = headers.get("content-type", "").lower()
     if headers.get("smithy-protocol", "").lower() == "rpc-v2-cbor":
-        return "application/cbor", _cbor_error()
+        return "application/cbor", _cbor_error(code, message)
     if "x-amz-target" in headers or "json" in content_type:
-        return "application/x-amz-json-1.1", json.dumps({"__type": ERROR_CODE, "message": MESSAGE}).encode("utf-8")
+        return "application/x-amz-json-1.1", json.dumps({"__type": code, "message": message}).encode("utf-8")
     if "x-www-form-urlencoded" in content_type:
-        return "text/xml", _xml_error(query=True)  # the query protocol: STS, SNS, CloudFormation
+        return "text/xml", _xml_error(code, message, query=True)  # the query protocol: STS, SNS, CloudFormation
     # A REST service: S3's XML, or the JSON of Lambda and API Gateway, which read the header.
     if "/s3/" in headers.get("authorization", "") or "x-amz-content-sha256" in headers:
-        return "application/xml", _xml_error(query=False)
-    return "application/json", json.dumps({"message": MESSAGE}).encode("utf-8")
+        return "application/xml", _xml_error(code, message, query=False)
+    return "application/json", json.dumps({"message": message}).encode("utf-8")
+
+
+def refusal(headers: dict[str, str]) -> tuple[str, bytes]:
+    """(Content-Type, body) of this server's refusal, in the protocol the request's headers show it speaks."""
+    return aws_error(headers, ERROR_CODE, MESSAGE)
 
 
 class _Refuse(BaseHTTPRequestHandler):

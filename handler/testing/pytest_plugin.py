@@ -7,13 +7,13 @@ never the artifact's: nothing the function runs imports this module.
 What it holds for every test, with the fixture or without:
 
 - **No test reaches AWS unless it asks.** From the session's start, boto3 is pointed at a loopback
-  server that refuses every call (handler/testing/no_aws.py), with fake credentials and no
+  server that refuses every call (handler/testing/no_aws.py), with the run's credential and no
   profile, config file or credentials file of the developer's: a test that forgot `median_aws`
   fails at its first AWS call, saying so, instead of passing against another test's data or
   reaching a real account. Each test starts so again, whatever the last one did to the environment.
 - **`median_aws` is the test's own AWS.** moto's server (one per session, loopback only:
   handler/testing/moto_server.py) is emptied before the test, and boto3 points at it for that
-  test alone: `AWS_ENDPOINT_URL`, the fake credentials and the region are put back afterwards.
+  test alone: `AWS_ENDPOINT_URL`, the run's credential and the region are put back afterwards.
 - **Every test starts with nothing a container keeps** (settings, secrets, AWS clients), so a
   value a test sets with `monkeypatch.setenv` is the one its tools read.
 - **A tool module that fails to import stops the run** before any test, with its one

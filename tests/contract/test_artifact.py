@@ -15,8 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
-from fnmatch import fnmatchcase
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 import pytest
@@ -92,7 +91,7 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_build_holds_handler_and_your_tools_and_nothing_local(build: Path) -> None:
-    from scripts.artifact_sources import included_patterns
+    from scripts.artifact_sources import included_patterns, matches
     from scripts.check_artifact import stray_problems
 
     # GIVEN the artifact the build made from a project whose tools/ holds local values and an editor's copies
@@ -110,7 +109,7 @@ def test_the_build_holds_handler_and_your_tools_and_nothing_local(build: Path) -
         for name, content in _files(PROJECT / "tools", leave_out=("settings.local",)).items()
         if name.endswith(".py")
         or name == "settings.toml"
-        or any(fnmatchcase(f"tools/{name}", glob) for glob in included)
+        or any(matches(PurePosixPath(f"tools/{name}"), glob) for glob in included)
     }
     assert tools == yours
     assert not [path for path in build.rglob("*") if "settings.local" in path.name]

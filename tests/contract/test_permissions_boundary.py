@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from handler.testing import translated
+from handler.testing import Stack, template_parameters, translated
 from handler.testing.template import ACCOUNT_ID, REGION, STACK_NAME
 from scripts.sam_settings import SAMCONFIG, load_template, parameter_overrides
 
@@ -61,10 +61,11 @@ def boundary_statements() -> list[dict[str, Any]]:
     return statements
 
 
-def pipeline_sub(value: Any) -> str:
-    """A resource of the pipeline's template as a glob, for the stage that deploys STACK_NAME."""
+def pipeline_sub(value: Any, stack_name: str = STACK_NAME) -> str:
+    """A resource of the pipeline's template as a glob, for the stage that deploys `stack_name`."""
     text = value if isinstance(value, str) else value["Fn::Sub"]
-    return re.sub(r"\$\{([^}]+)\}", lambda match: PIPELINE_PARAMETERS[match.group(1)], text)
+    parameters = {**PIPELINE_PARAMETERS, "AppStackName": stack_name}
+    return re.sub(r"\$\{([^}]+)\}", lambda match: parameters[match.group(1)], text)
 
 
 def test_the_execution_role_gives_a_role_rights_only_under_the_boundary() -> None:
@@ -95,34 +96,71 @@ def test_the_boundary_can_be_neither_removed_nor_rewritten_by_a_deploy() -> None
     assert not {a for a in allowed if "policyversion" in a or a in {"iam:createpolicy", "iam:deletepolicy"}}
 
 
-@pytest.mark.parametrize("tracing", ["true", "false"])
-def test_the_boundary_allows_everything_the_function_role_is_granted(tracing: str) -> None:
-    # GIVEN the function's role as the stage deploys it, each resource as CloudFormation names it
-    stack = translated(EnableTracing=tracing, PermissionsBoundaryPolicy=f"{STACK_NAME}-permissions-boundary")
-    role = stack.properties("MedianToolsFunctionRole")
-    boundary = [s for s in boundary_statements() if s["Effect"] == "Allow"]
-    for policy in role["Policies"]:
+def pipeline_stages() -> list[str]:
+    """The stages samconfig.toml holds beside default: the names `copier copy` was given, or a user's own."""
+    # Read while pytest collects: a project without the file gets the test below's failure, not an
+    # error that stops the whole suite.
+    if not SAMCONFIG.is_file():
+        return []
+    document = tomllib.loads(SAMCONFIG.read_text(encoding="utf-8"))
+    return [name for name, section in document.items() if isinstance(section, dict) and name != "default"]
+
+
+def grants_beyond_the_boundary(stack: Stack, boundary: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Each (action, resource) the function's role is granted in this stack that no Allow of the boundary allows,
+    each resource as CloudFormation names it for the stack."""
+    stack_name = str(stack.parameters["AWS::StackName"])
+    allows = [s for s in boundary if s["Effect"] == "Allow"]
+    beyond = []
+    for policy in stack.properties("MedianToolsFunctionRole")["Policies"]:
         for statement in policy["PolicyDocument"]["Statement"]:
             for action in as_list(statement["Action"]):
                 for resource in as_list(statement["Resource"]):
                     if isinstance(resource, dict):
                         name = resource["Fn::GetAtt"].split(".")[0]
                         resource = GENERATED_ARN[stack.resources[name]["Type"]].format(
-                            region=REGION, account=ACCOUNT_ID, stack=STACK_NAME, name=name
+                            region=REGION, account=ACCOUNT_ID, stack=stack_name, name=name
                         )
-                    # WHEN the boundary is asked whether it allows the grant
-                    allowing = [
-                        s
-                        for s in boundary
-                        if action in as_list(s["Action"])
-                        and any(fnmatch.fnmatchcase(resource, pipeline_sub(r)) for r in as_list(s["Resource"]))
-                    ]
-                    # THEN a statement of it does: a grant the boundary lacks would be denied in AWS
-                    assert allowing, (
-                        f"template.yaml grants the function {action} on {resource}, which the permissions boundary "
-                        "does not allow: add it to StackRolesPermissionsBoundary in pipeline/oidc-role.yaml, and "
-                        "update each stage's pipeline stack before deploying"
-                    )
+                    if not any(
+                        action in as_list(s["Action"])
+                        and any(
+                            fnmatch.fnmatchcase(resource, pipeline_sub(r, stack_name)) for r in as_list(s["Resource"])
+                        )
+                        for s in allows
+                    ):
+                        beyond.append((action, resource))
+    return beyond
+
+
+def deployed_stage(stage: str, tracing: str) -> Stack:
+    """template.yaml as `sam deploy --config-env <stage>` deploys it: samconfig.toml's stack name and values for it."""
+    document = tomllib.loads(SAMCONFIG.read_text(encoding="utf-8"))
+    sections = document[stage]
+    config = {**sections.get("global", {}).get("parameters", {}), **sections.get("deploy", {}).get("parameters", {})}
+    declared = template_parameters()
+    overrides = {name: value for name, value in parameter_overrides(config).items() if name in declared}
+    return translated(stack_name=str(config.get("stack_name", STACK_NAME)), **{**overrides, "EnableTracing": tracing})
+
+
+def _none_to_check() -> Any:
+    return pytest.param(None, id="none", marks=pytest.mark.skip(reason="samconfig.toml names no pipeline stage"))
+
+
+@pytest.mark.parametrize("tracing", ["true", "false"])
+@pytest.mark.parametrize("stage", pipeline_stages() or [_none_to_check()])
+def test_the_boundary_allows_everything_the_function_role_is_granted_in_each_stage(stage: str, tracing: str) -> None:
+    # GIVEN the function's role as each pipeline stage deploys it: samconfig.toml's values for that stage (a
+    # table's name of its own, say), each resource as CloudFormation names it in the stage's stack
+    stack = deployed_stage(stage, tracing)
+    # WHEN the stage's boundary is asked whether it allows each grant
+    beyond = grants_beyond_the_boundary(stack, boundary_statements())
+    # THEN a statement of it does: a grant the boundary lacks would be denied in AWS, in that stage
+    assert not beyond, "\n".join(
+        f"stage {stage}: template.yaml grants the function {action} on {resource}, which the permissions boundary "
+        "does not allow: add it to StackRolesPermissionsBoundary in pipeline/oidc-role.yaml (a resource of the "
+        "company's between its `# >>> yours: company` lines), and update each stage's pipeline stack before deploying"
+        for action, resource in beyond
+    )
 
 
 def boundary_problems(statements: list[dict[str, Any]]) -> list[str]:
@@ -169,16 +207,6 @@ def test_a_boundary_statement_beyond_the_stack_is_named_with_the_fix() -> None:
         f"Wide: {{'Fn::Sub': '{sub}other'}} is not the stack's own; a company's resource goes in a Company... Sid",
         f"CompanyAll: {sub}p* must name one resource of this account and region",
     ]
-
-
-def pipeline_stages() -> list[str]:
-    """The stages samconfig.toml holds beside default: the names `copier copy` was given, or a user's own."""
-    # Read while pytest collects: a project without the file gets the test below's failure, not an
-    # error that stops the whole suite.
-    if not SAMCONFIG.is_file():
-        return []
-    document = tomllib.loads(SAMCONFIG.read_text(encoding="utf-8"))
-    return [name for name, section in document.items() if isinstance(section, dict) and name != "default"]
 
 
 def test_the_pipeline_has_stages_to_deploy() -> None:

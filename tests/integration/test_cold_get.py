@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import uuid
 from typing import TYPE_CHECKING
 
@@ -141,11 +142,13 @@ def test_an_empty_prebuilt_file_is_ignored_and_the_manifest_built_from_the_tools
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_a_container_whose_stage_the_build_never_saw_refuses_the_request_and_counts_it(
-    artifact: Path, lambda_env: dict[str, str], method: str
+    artifact: Path, lambda_env: dict[str, str], method: str, tmp_path: Path
 ) -> None:
-    # GIVEN an artifact whose build wrote its stages (the sample tools have only `default`), deployed with a typo
-    written = (artifact / "handler" / PREBUILT_STAGES_FILE).read_text(encoding="utf-8").split()
-    assert written == ["default"]
+    # GIVEN an artifact whose build wrote its stages from a settings.toml holding [default] alone, deployed with a typo
+    stages = tmp_path / "artifact"
+    shutil.copytree(artifact, stages)
+    (stages / "handler" / PREBUILT_STAGES_FILE).write_text("default\n", encoding="utf-8")
+    artifact = stages
     body = json.dumps({"version": 1, "op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}})
     event = signed_event(method, body.encode() if method == "POST" else b"")
     # WHEN a new container answers its first request
@@ -167,6 +170,21 @@ def test_a_container_whose_stage_the_build_never_saw_refuses_the_request_and_cou
     assert "whose stages are default: check its spelling, or add a [prodution] table" in refused["message"]
     [metrics] = [record for record in records if "_aws" in record and "ColdStart" not in record]
     assert (metrics["tool"], metrics["ToolCrashes"]) == ("(every tool)", [1.0])
+
+
+@pytest.mark.parametrize("stage", ["staging", "production", "eu-prod"])
+def test_a_project_without_settings_serves_as_any_stage_it_is_deployed_as(
+    artifact: Path, lambda_env: dict[str, str], stage: str
+) -> None:
+    # GIVEN an artifact built from tools with no settings.toml at all (the sample tools), whose build wrote so
+    written = (artifact / "handler" / PREBUILT_STAGES_FILE).read_text(encoding="utf-8").split()
+    assert written == ["default", "*"]
+    # WHEN a new container deployed as a stage samconfig.toml names answers a call
+    body = json.dumps({"version": 1, "op": "call", "tool": "ticketStatus", "input": {"ticketNumber": "TCK-1042"}})
+    started = cold_start(signed_event("POST", body.encode()), artifact, {**lambda_env, STAGE_ENV: stage})
+    # THEN it serves: no stage has a value of its own that it could miss
+    assert started.answer.status == 200, started.answer.body
+    assert "tomllib" not in started.modules
 
 
 def test_a_container_of_a_stage_the_build_wrote_serves_without_reading_settings_toml(

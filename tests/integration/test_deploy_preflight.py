@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import uuid
 from typing import TYPE_CHECKING
 
 import boto3
@@ -61,16 +63,84 @@ def test_a_missing_secret_stops_the_deploy_with_the_command_that_creates_it(
     assert f"aws secretsmanager create-secret --region us-east-1 --name {secret}" in err
 
 
-def test_the_first_deploy_is_guided(
+def test_the_first_deploy_asks_nothing_samconfig_holds(
     secrets: SecretsManagerClient, samconfig: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # GIVEN the secret exists and the stack does not, yet
-    _, secret = names(samconfig)
+    # GIVEN the secret exists and the stack does not, yet, and samconfig.toml holds its region
+    stack, secret = names(samconfig)
     secrets.create_secret(Name=secret, SecretString="mk_test_key")
     # WHEN the preflight runs
-    status, out, _ = run(samconfig, capsys)
-    # THEN sam deploy is to run guided
-    assert status == 0 and out == "--guided"
+    status, out, err = run(samconfig, capsys)
+    # THEN sam deploy runs as samconfig.toml says, not guided, and only its change set is left to confirm
+    assert status == 0 and out == ""
+    assert err == (
+        f"First deploy of {stack} to us-east-1: sam deploy shows what it creates, and asks you to confirm it.\n"
+    )
+
+
+def without_region(samconfig: Path) -> Path:
+    text = samconfig.read_text(encoding="utf-8")
+    assert text.count('region = "us-east-1"\n') == 1
+    samconfig.write_text(text.replace('region = "us-east-1"\n', ""), encoding="utf-8")
+    return samconfig
+
+
+def test_a_region_samconfig_lacks_is_asked_once_offering_the_profiles_and_recorded(
+    secrets: SecretsManagerClient, samconfig: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN samconfig.toml without a region (copier copy's empty answer), a profile whose region is us-east-1,
+    # the secret there
+    _, secret = names(without_region(samconfig))
+    secrets.create_secret(Name=secret, SecretString="mk_test_key")
+    before = samconfig.read_text(encoding="utf-8")
+    # WHEN the preflight runs, and the user presses Enter at its one question
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n"))
+    status, out, err = run(samconfig, capsys)
+    # THEN it asked for the region alone, offering the profile's, and deploys there
+    assert status == 0 and out == ""
+    assert err.startswith("\tAWS Region [us-east-1]: Recorded in samconfig.toml [default]: region = us-east-1.")
+    # AND samconfig.toml holds it now where sam deploy reads it, every other line as it was
+    after = samconfig.read_text(encoding="utf-8")
+    assert after == before.replace(
+        "[default.global.parameters]\n", '[default.global.parameters]\nregion = "us-east-1"\n'
+    )
+    # AND the next deploy asks nothing
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert run(samconfig, capsys)[0] == 0
+
+
+def test_a_region_that_is_none_is_refused_and_nothing_recorded(
+    moto_endpoint: str, samconfig: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN samconfig.toml without a region
+    before = without_region(samconfig).read_text(encoding="utf-8")
+    # WHEN the question is answered with something that is no region
+    monkeypatch.setattr("sys.stdin", io.StringIO("Europe\n"))
+    status, _, err = run(samconfig, capsys)
+    # THEN the deploy stops, saying what a region is, and samconfig.toml is as it was
+    assert status == 1
+    assert "Not deploying. 'Europe' is not an AWS region, such as eu-west-1: nothing was recorded." in err
+    assert samconfig.read_text(encoding="utf-8") == before
+
+
+def test_a_parameter_without_a_value_is_asked_and_added_to_the_stages_values(
+    secrets: SecretsManagerClient, samconfig: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN samconfig.toml that passes no MedianKeySecretName, which the template has no default for
+    text = samconfig.read_text(encoding="utf-8")
+    _, written = names(samconfig)
+    samconfig.write_text(text.replace(f'MedianKeySecretName=\\"{written}\\" ', ""), encoding="utf-8")
+    secret = f"median-tools/{uuid.uuid4().hex[:8]}"  # within the parameter's 40 characters
+    secrets.create_secret(Name=secret, SecretString="mk_test_key")
+    # WHEN the preflight asks for it, and is given the secret's name
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{secret}\n"))
+    status, _, err = run(samconfig, capsys)
+    # THEN it asked that alone, checked that secret, and added it to the values samconfig.toml passes
+    assert status == 0, err
+    assert err.startswith("\tParameter MedianKeySecretName: Recorded in samconfig.toml [default]")
+    from scripts.sam_settings import deploy_config, parameter_overrides
+
+    assert parameter_overrides(deploy_config(samconfig)) == {"LogLevel": "INFO", "MedianKeySecretName": secret}
 
 
 def test_later_deploys_use_samconfig_as_it_is(

@@ -9,12 +9,10 @@ and the counter says how many times it ran.
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 import urllib.request
 from typing import TYPE_CHECKING, Any
 
-import boto3
 import pytest
 
 from devserver.inspector import route
@@ -174,9 +172,7 @@ def test_under_local_aws_moto_the_inspector_deduplicates_as_deployed(tmp_path: P
         first = inspector_api(server, "call", request)
         again = inspector_api(server, "call", {**request, "callId": first["callId"]})
         startup = server.output()
-        endpoint = re.search(r"Local AWS: moto's server on (http://127\.0\.0\.1:\d+)", startup)
-        assert endpoint, startup
-        dynamodb = boto3.client("dynamodb", endpoint_url=endpoint.group(1), region_name="us-east-1")
+        dynamodb = server.local_aws_client("dynamodb")
         issued = dynamodb.get_item(TableName="credits", Key={"account": {"S": "ada"}})["Item"]["issued"]
     # THEN the terminal and the page say retries are answered from the table, as deployed
     assert "idempotency table median-tools-idempotency, as deployed" in startup

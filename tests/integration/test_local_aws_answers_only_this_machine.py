@@ -11,22 +11,22 @@ page the right to read anything. boto3, which sends none of these, is answered a
 from __future__ import annotations
 
 import json
-import re
 import socket
-import textwrap
 from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
 
 from handler.testing.moto_server import LoopbackOnly
-from tests.devserver_process import read_answer, running_devserver
+from tests.devserver_process import read_answer
+from tests.devserver_process import serving_local_aws as serving
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from pathlib import Path
 
     from handler.testing import MedianAWS
+    from tests.devserver_process import DevServerProcess
 
 SECRET_NAME = "median-tools/carrier-token"
 SECRET_VALUE = "the-carriers-real-looking-token"
@@ -40,8 +40,8 @@ def raw_request(
 ) -> tuple[int, dict[str, str], bytes]:
     """An AWS JSON-protocol call as a page's fetch() can make it, sent on a plain socket; its answer.
 
-    moto checks no signature, so a page needs no credentials: a made-up Authorization header
-    naming the service is all it takes for moto to answer (see the last test, where it does).
+    The page guard refuses it before anything else is looked at, the signature included: a made-up
+    Authorization header naming the service is all a page needs to get that far.
     """
     host, port = endpoint.removeprefix("http://").rsplit(":", 1)
     body = json.dumps(document).encode("utf-8")
@@ -181,29 +181,25 @@ def test_no_answer_of_moto_grants_a_page_cors() -> None:
 # --- make serve LOCAL_AWS=moto --------------------------------------------------------------------
 
 
+LOCAL_SETTINGS = f"""
+    [secrets]
+    "{SECRET_NAME}" = "{SECRET_VALUE}"
+
+    [parameters]
+    "{PARAMETER_NAME}" = "{PARAMETER_VALUE}"
+"""
+
+
 @pytest.fixture
-def serving_local_aws(tmp_path: Path) -> Iterator[str]:
-    """`make serve LOCAL_AWS=moto` in a project whose local settings seed a secret and a parameter: moto's URL."""
-    root = tmp_path / "project"
-    (root / "tools").mkdir(parents=True)
-    (root / "tools" / "__init__.py").write_text("")
-    local = f"""
-        [secrets]
-        "{SECRET_NAME}" = "{SECRET_VALUE}"
-
-        [parameters]
-        "{PARAMETER_NAME}" = "{PARAMETER_VALUE}"
-    """
-    (root / "tools" / "settings.local.toml").write_text(textwrap.dedent(local))
-    with running_devserver(tmp_path, cwd=root, tools_package=None, env={"LOCAL_AWS": "moto"}) as server:
-        printed = re.search(r"Local AWS: moto's server on (http://127\.0\.0\.1:\d+)", server.output())
-        assert printed, server.output()
-        yield printed.group(1)
+def serving_local_aws(tmp_path: Path) -> Iterator[DevServerProcess]:
+    """`make serve LOCAL_AWS=moto` in a project whose local settings seed a secret and a parameter."""
+    with serving(tmp_path, LOCAL_SETTINGS) as server:
+        yield server
 
 
-def test_make_serve_s_local_aws_refuses_pages_and_answers_its_tools(serving_local_aws: str) -> None:
+def test_make_serve_s_local_aws_refuses_pages_and_answers_its_tools(serving_local_aws: DevServerProcess) -> None:
     # GIVEN make serve's moto, seeded from tools/settings.local.toml
-    endpoint = serving_local_aws
+    endpoint = serving_local_aws.local_aws_environment()["AWS_ENDPOINT_URL"]
     # WHEN each kind of page asks for the seeded secret and to rewrite the seeded parameter
     for page in PAGES:
         headers = page_headers(endpoint, page)
@@ -211,8 +207,5 @@ def test_make_serve_s_local_aws_refuses_pages_and_answers_its_tools(serving_loca
         assert_refused(read_secret(endpoint, **headers))
         assert_refused(rewrite_parameter(endpoint, **headers))
     # AND the tools' own AWS calls are answered, the parameter as the local file seeded it
-    ssm = boto3.client("ssm", endpoint_url=endpoint, region_name="us-east-1")
+    ssm = serving_local_aws.local_aws_client("ssm")
     assert ssm.get_parameter(Name=PARAMETER_NAME)["Parameter"]["Value"] == PARAMETER_VALUE
-    # AND the same request without a page's headers is answered with the secret: what a page got before
-    status, _, body = read_secret(endpoint)
-    assert (status, json.loads(body)["SecretString"]) == (200, SECRET_VALUE)

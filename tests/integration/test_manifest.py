@@ -116,6 +116,7 @@ BROKEN_TOOLS = """
 
     @tool(risk="urgent")
     def request_handoff(args: HandoffInput) -> str:
+        \"\"\"Hand the ticket to a person.\"\"\"
         return "handed off"
 """
 
@@ -123,14 +124,13 @@ BROKEN_TOOLS_PROBLEMS = [
     "requestHandoff: inputSchema.properties.tags: is a list; a field must be one scalar "
     "(string, number, integer or boolean)",
     "requestHandoff: name: is reserved by Median; choose another name",
-    "requestHandoff: description: is empty; write what the tool does (its docstring)",
     "requestHandoff: risk: must be one of low, medium, reviewed, high",
 ]
 
 
 @pytest.fixture
 def broken_tools(tools_package: ToolsPackage) -> ToolsPackage:
-    """A tools package that breaks four sync rules in one tool, and holds a private module that must not load."""
+    """A tools package that breaks three sync rules in one tool, and holds a private module that must not load."""
     tools_package.module("handoff", BROKEN_TOOLS)
     tools_package.module("_scratch", "raise RuntimeError('modules starting with _ are not tools')")
     return tools_package
@@ -144,7 +144,7 @@ def test_make_check_fails_on_a_broken_tool_set_one_line_per_problem(broken_tools
     assert finished.returncode == 1, finished.stderr
     assert finished.stderr.splitlines() == [
         *BROKEN_TOOLS_PROBLEMS,
-        "4 problem(s): Median would refuse this manifest.",
+        "3 problem(s): Median would refuse this manifest.",
     ]
 
 

@@ -71,8 +71,9 @@ def test_3_sees_only_what_it_set_up(median_aws):
 def test_4_no_real_account_is_ever_named():
     for name in ("AWS_PROFILE", "AWS_REGION", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"):
         assert name not in os.environ, name
-    assert os.environ["AWS_ACCESS_KEY_ID"] == "testing"
-    assert os.environ["AWS_SESSION_TOKEN"] == "testing"
+    assert os.environ["AWS_ACCESS_KEY_ID"] not in ("AKIAREALKEY", "testing")
+    assert os.environ["AWS_SECRET_ACCESS_KEY"] not in ("real", "testing")
+    assert "AWS_SESSION_TOKEN" not in os.environ
     assert os.environ["AWS_CONFIG_FILE"] == os.devnull
     assert "IDEMPOTENCY_TABLE" not in os.environ
 

@@ -9,13 +9,15 @@ of failing is one case of the family below.
 
 from __future__ import annotations
 
+import json
 import textwrap
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator, model_validator
 
 from handler import Parameter, Secret, Settings, tool
 from handler.authoring.settings import forget_configuration
@@ -24,7 +26,6 @@ from tests.conftest import BOTH
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from handler.authoring.registry import Registry
     from handler.testing import MedianAWS, MedianTestClient
@@ -175,3 +176,124 @@ def test_a_tool_that_cannot_have_what_it_takes_fails_alone_and_counts_as_its_cra
     assert breakage.cause in record["cause"]
     # AND only its call counts as a crash: the metric the crash alarm and a rollout's rollback watch
     assert crashes_counted(logs) == ["parcelEta"]
+
+
+# --- A tool's own setup that crashes -------------------------------------------------------------
+# A Settings class's own code that raises anything but the ValueError pydantic reports as a value's
+# problem: pydantic lets it through. Each message quotes a value, as a real one might; no answer or
+# log line may carry it.
+QUOTED_VALUE = "https://carrier.example/?token=sk_live_quoted"
+
+
+class SettingsWhoseValidatorRaisesTypeError(Settings):
+    carrier_base_url: str
+
+    @field_validator("carrier_base_url")
+    @classmethod
+    def _joined(cls, value: str) -> str:
+        raise TypeError(f"cannot join {value!r} with None")
+
+
+class SettingsWhoseValidatorRaisesKeyError(Settings):
+    carrier_base_url: str
+
+    @field_validator("carrier_base_url")
+    @classmethod
+    def _region(cls, value: str) -> str:
+        raise KeyError(value)
+
+
+class SettingsWhoseModelValidatorRaisesRuntimeError(Settings):
+    carrier_base_url: str
+
+    @model_validator(mode="after")
+    def _reachable(self) -> SettingsWhoseModelValidatorRaisesRuntimeError:
+        raise RuntimeError(f"{self.carrier_base_url} is not configured for this region")
+
+
+class SettingsWhosePostInitRaises(Settings):
+    carrier_base_url: str
+
+    def model_post_init(self, context: Any, /) -> None:
+        raise LookupError(self.carrier_base_url)
+
+
+class SettingsWhosePostInitRaisesAttributeError(Settings):
+    carrier_base_url: str
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.carrier_base_url.hostname  # noqa: B018 - the author's bug under test: str has no hostname
+
+
+SETUP_CRASHES = [
+    pytest.param(SettingsWhoseValidatorRaisesTypeError, "TypeError", id="a validator raising TypeError"),
+    pytest.param(SettingsWhoseValidatorRaisesKeyError, "KeyError", id="a validator raising KeyError"),
+    pytest.param(SettingsWhoseModelValidatorRaisesRuntimeError, "RuntimeError", id="a model validator raising"),
+    pytest.param(SettingsWhosePostInitRaises, "LookupError", id="a model_post_init raising"),
+    pytest.param(
+        SettingsWhosePostInitRaisesAttributeError, "AttributeError", id="a model_post_init with a bug of its own"
+    ),
+]
+
+
+def declared_at(settings_class: type[Settings]) -> str:
+    """`tests/integration/test_one_broken_tool.py:<line>`, where this file declares `settings_class`."""
+    source = Path(__file__)
+    lines = source.read_text(encoding="utf-8").splitlines()
+    line = next(number for number, text in enumerate(lines, 1) if text.startswith(f"class {settings_class.__name__}("))
+    return f"{source.relative_to(Path.cwd())}:{line}"
+
+
+@pytest.mark.parametrize("configuration", BOTH, indirect=True)
+@pytest.mark.parametrize(("settings_class", "raised"), SETUP_CRASHES)
+def test_a_tool_whose_settings_class_crashes_is_that_tools_crash_named_at_the_class(
+    tools_folder: Path,
+    client_as_median: MedianTestClient,
+    logs: LogCapture,
+    settings_class: type[Settings],
+    raised: str,
+    configuration: str,
+) -> None:
+    # GIVEN a tool taking a Settings class whose own code raises as it is built, beside a tool that takes none
+    (tools_folder / "settings.toml").write_text(f'[default]\nCARRIER_BASE_URL = "{QUOTED_VALUE}"\n', encoding="utf-8")
+
+    def parcel_eta(args: ParcelInput, settings: Settings) -> dict[str, Any]:
+        """Ask the carrier when a parcel arrives."""
+        return {"baseUrl": getattr(settings, "carrier_base_url", None)}
+
+    parcel_eta.__annotations__["settings"] = settings_class  # the class of this case, as an author writes it
+    tool(risk="low")(parcel_eta)
+    register_a_healthy_tool()
+    # WHEN Median calls each tool, each call with its callId
+    broken = client_as_median.call("parcelEta", {})
+    healthy = client_as_median.call("parcelCount", {})
+    # THEN the broken one answers 500 internal_error, saying it failed before it ran, naming nothing of its values
+    assert broken.status == 500, broken.body
+    assert broken.body["error"]["code"] == "internal_error"
+    assert broken.body["error"]["message"].startswith("The tool failed on the server before it ran; reference ")
+    # AND the healthy one answers: one broken tool is one broken tool
+    assert (healthy.status, healthy.body["output"]) == (200, {"parcels": 2})
+    # AND the log names the class's file:line and the exception's type, never its text nor a traceback
+    [record] = [each for each in logs.records() if each["message"].startswith("Tool parcelEta crashed before it ran")]
+    assert record["cause"].startswith(f"{declared_at(settings_class)}: {settings_class.__name__} cannot be built")
+    assert record["error_type"] == raised
+    logged = json.dumps(logs.records())
+    assert "sk_live_quoted" not in logged
+    assert "Traceback" not in logged
+    # AND it counts as that tool's crash, the metric the crash alarm and a rollout's rollback watch
+    assert crashes_counted(logs) == ["parcelEta"]
+
+
+def test_make_check_names_a_settings_class_whose_own_code_crashes_at_its_line(tools_folder: Path) -> None:
+    # GIVEN a Settings class whose validator raises a TypeError, and a settings.toml with its value
+    from handler.authoring.settings import problems_in_stages
+
+    (tools_folder / "settings.toml").write_text(f'[default]\nCARRIER_BASE_URL = "{QUOTED_VALUE}"\n', encoding="utf-8")
+    # WHEN make check holds the stages to it
+    problems = problems_in_stages([SettingsWhoseValidatorRaisesTypeError])
+    # THEN it names the class's line, the stage and the exception's type, never the value
+    assert problems == [
+        f"{declared_at(SettingsWhoseValidatorRaisesTypeError)}: stage default: "
+        "SettingsWhoseValidatorRaisesTypeError cannot be built: its own code (a validator, or model_post_init) "
+        "raised TypeError"
+    ]

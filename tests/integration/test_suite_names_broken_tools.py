@@ -105,3 +105,39 @@ def test_the_same_clone_passes_once_the_tool_is_fixed(tmp_path: Path) -> None:
     # THEN the user's test runs and passes
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert "1 passed" in finished.stdout
+
+
+def test_two_tools_with_one_name_stop_the_suite_naming_both_files(tmp_path: Path) -> None:
+    # GIVEN a clone where a second module declares the points tool again, as a copied module would
+    project = a_clone(tmp_path)
+    (project / "tools" / "points.py").write_text(textwrap.dedent(POINTS_TOOL), encoding="utf-8")
+    (project / "tools" / "rewards.py").write_text(
+        textwrap.dedent(POINTS_TOOL).replace('return {"points": 120}', 'return {"points": 0}'), encoding="utf-8"
+    )
+    # WHEN the suite runs
+    finished = run_suite(project)
+    output = finished.stdout + finished.stderr
+    # THEN it stops before any test, naming both places, where before one of them answered both names' tests
+    assert finished.returncode != 0
+    assert (
+        "the tools failed to import:\ntools/rewards.py:11: two tools are named pointsBalance, here and at "
+        'tools/points.py:11: a call reaches only one; rename one (@tool(name="..."))'
+    ) in output
+    assert "passed" not in output
+    assert "Traceback" not in output
+
+
+def test_a_tool_without_a_docstring_stops_the_suite_at_its_line(tmp_path: Path) -> None:
+    # GIVEN a clone whose tool has no docstring
+    project = a_clone(tmp_path)
+    (project / "tools" / "points.py").write_text(
+        textwrap.dedent(POINTS_TOOL).replace('    """Tell how many loyalty points the customer has."""\n', ""),
+        encoding="utf-8",
+    )
+    # WHEN the suite runs
+    finished = run_suite(project)
+    output = finished.stdout + finished.stderr
+    # THEN it stops before any test, at the tool's line, saying what to write
+    assert finished.returncode != 0
+    assert "the tools failed to import:\ntools/points.py:11: @tool on points_balance has no description" in output
+    assert "passed" not in output

@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 
+from scripts.deploy_names import RESERVED_JOBS, YAML_NON_STRINGS, longest_stack_name
+from scripts.sam_settings import load_template
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -98,6 +101,13 @@ def test_other_answers_name_the_stacks_stages_and_secrets(others: Path) -> None:
         overrides = samconfig[stage]["deploy"]["parameters"]["parameter_overrides"]
         assert f'MedianKeySecretName="acme-returns-{stage}/median-key"' in overrides
         assert f"Stage={stage}" in overrides
+    # AND the last stage, production's place, takes a new version on a canary; those before it at once
+    overrides = {
+        stage: samconfig[stage]["deploy"]["parameters"]["parameter_overrides"] for stage in ("dev", "qa", "prod")
+    }
+    assert [stage for stage, values in overrides.items() if "DeploymentType=Canary10Percent10Minutes" in values] == [
+        "prod"
+    ]
     # AND the pipeline deploys them in order, each after the one before
     jobs = workflow["jobs"]
     assert [jobs[stage]["needs"] for stage in ("dev", "qa", "prod")] == ["checks", "dev", "qa"]
@@ -111,7 +121,7 @@ def test_other_answers_name_the_stacks_stages_and_secrets(others: Path) -> None:
     ("answer", "refusal"),
     [
         ("stack_name=Acme", "lowercase letters, digits and -"),
-        ("stack_name=a-stack-name-too-long-to-fit", "at most 23"),
+        ("stack_name=a-stack-name-too-long-to-fit", "at most 26 characters"),
         ("region=Europe", "an AWS region"),
         ("stages=[dev, dev]", "each stage once"),
         ("stages=[default]", 'not "default"'),
@@ -126,3 +136,73 @@ def test_a_wrong_answer_is_refused_with_what_is_expected(tmp_path: Path, answer:
     assert rendered.returncode != 0
     assert refusal in rendered.stderr
     assert not (tmp_path / "project" / "template.yaml").exists()
+
+
+def test_the_reserved_stage_names_are_the_rendered_workflows_own_jobs(defaults: Path) -> None:
+    # GIVEN the deploy workflow a project gets, and its stages
+    workflow = yaml.safe_load((defaults / ".github/workflows/deploy.yml").read_text(encoding="utf-8"))
+    answers = yaml.safe_load((defaults / ".copier-answers.yml").read_text(encoding="utf-8"))
+    # THEN its jobs are one per stage and the reserved ones, which the validator refuses (below)
+    assert set(workflow["jobs"]) - set(answers["stages"]) == set(RESERVED_JOBS)
+
+
+def refusal(rendered: subprocess.CompletedProcess[str]) -> str:
+    assert rendered.returncode != 0, "copier copy accepted it"
+    [line] = [line for line in rendered.stderr.splitlines() if line.startswith("ValueError: Validation error")]
+    return line
+
+
+def test_every_reserved_job_name_is_refused_as_a_stage(tmp_path: Path) -> None:
+    # WHEN a project is copied with stages named as the deploy workflow's own jobs
+    rendered = render(tmp_path / "project", f"stages=[{', '.join(RESERVED_JOBS)}, production]")
+    # THEN Copier refuses each, saying why
+    line = refusal(rendered)
+    for name in RESERVED_JOBS:
+        assert f"{name}: the deploy workflow's own job, which a stage's would repeat." in line
+    assert not (tmp_path / "project" / "template.yaml").exists()
+
+
+def test_every_word_yaml_reads_as_no_name_is_refused_as_a_stage_quoted_or_not(tmp_path: Path) -> None:
+    # WHEN a project is copied with stages named as YAML spells its booleans and null, quoted (strings to
+    # Copier, but bare words in the workflow it writes) and not
+    quoted = ", ".join(f'"{word}"' for word in YAML_NON_STRINGS)
+    rendered = render(tmp_path / "quoted", f"stages=[{quoted}]")
+    bare = render(tmp_path / "bare", "stages=[null, true, off]")
+    # THEN Copier refuses every one, saying YAML reads no name there
+    line = refusal(rendered)
+    for word in YAML_NON_STRINGS:
+        assert f"{word}: YAML reads it as " in line, word
+    assert line.count("not as a name") == len(YAML_NON_STRINGS)
+    assert refusal(bare).count("not as a name") == 3
+
+
+@pytest.mark.parametrize(
+    ("answer", "refused"),
+    [
+        ("stack_name=median-tools\n", "'stack_name': lowercase letters, digits and -"),
+        ("region=eu-west-1\n", "'region': an AWS region"),
+        ('stages=["staging\\n"]', "'stages': \"staging\\n\": 1 to 16 lowercase letters"),  # YAML's escape
+    ],
+    ids=["stack_name", "region", "stage"],
+)
+def test_a_name_with_a_trailing_newline_is_refused(tmp_path: Path, answer: str, refused: str) -> None:
+    # WHEN a project is copied with an answer that fits its rule but for a trailing newline (which `$` matches before)
+    rendered = render(tmp_path / "project", answer)
+    # THEN Copier refuses it: samconfig.toml would not parse
+    assert refused in refusal(rendered)
+
+
+def test_the_longest_stage_stack_is_accepted_and_one_character_more_refused(tmp_path: Path) -> None:
+    # GIVEN the longest stage stack the pipeline's roles allow, as make check works it out
+    longest = longest_stack_name(load_template(ROOT / "pipeline" / "oidc-role.yaml")).length
+    stage = "s" * (longest - len("median-tools-"))
+    # WHEN a project is copied with a stage that long, and one with a stage one character longer
+    fits = render(tmp_path / "fits", f"stages=[{stage}]")
+    over = render(tmp_path / "over", f"stages=[{stage}s]")
+    # THEN the first is copied, with the stage's stack at that length
+    assert fits.returncode == 0, fits.stderr
+    samconfig = tomllib.loads((tmp_path / "fits" / "samconfig.toml").read_text(encoding="utf-8"))
+    assert len(samconfig[stage]["global"]["parameters"]["stack_name"]) == longest
+    # AND the second is refused, naming the stack and the role whose name would be cut
+    assert f"median-tools-{stage}s: at most {longest} characters" in refusal(over)
+    assert "<stack>-MedianToolsFunctionRole-<13 characters> is an IAM role's name, at most 64" in refusal(over)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from handler.testing import FakeLambdaContext, MedianAWS, MedianTestClient, call_body, signed_event
+from handler.testing import FakeLambdaContext, MedianAWS, MedianTestClient
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -220,9 +220,8 @@ def test_a_stalled_carrier_ends_in_the_tools_own_error_before_the_functions_dead
 ) -> None:
     # GIVEN a carrier that accepts the request and never answers, and a call with 2 s left
     carrier.mode = "stall"
-    event = signed_event("POST", call_body("pickupSlots", {"postcode": "LS1 4DT"}), key=median.key)
     # WHEN the agent asks for pickup slots
-    answer = median.send(event, FakeLambdaContext(timeout_seconds=2))
+    answer = median.call("pickupSlots", {"postcode": "LS1 4DT"}, context=FakeLambdaContext(timeout_seconds=2))
     # THEN httpx gave up within ctx.http_timeout(), and the tool's own message reached Median
     assert answer.status == 200, answer.body
     assert answer.body["error"]["message"] == "The carrier is not answering; offer to book the pickup later."

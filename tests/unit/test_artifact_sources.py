@@ -46,7 +46,7 @@ def test_only_modules_and_settings_are_copied_and_no_local_file(tmp_path: Path) 
     # GIVEN tools/ with modules, settings.toml, the local file and every editor's copy of it
     root = project(tmp_path / "project", (*MODULES, "tools/settings.toml", "handler/app.py", *LOCAL_LEFTOVERS))
     # WHEN the build copies it
-    said = copy_packages(tmp_path / "artifact", ("handler", "tools"), root)
+    said = copy_packages(tmp_path / "artifact", ("handler", "tools"), root).said
     # THEN exactly the modules and settings.toml are in the artifact
     assert copied(tmp_path / "artifact") == {*MODULES, "tools/settings.toml", "handler/app.py"}
     # AND the local files are left behind without a word: nothing a tool might need is among them
@@ -57,7 +57,7 @@ def test_a_file_that_is_neither_is_left_behind_and_named_with_how_to_ship_it(tmp
     # GIVEN a data file a tool might read, and a module whose name Python cannot import
     root = project(tmp_path / "project", ("tools/__init__.py", "tools/data/zones.csv", "tools/orders (copy).py"))
     # WHEN the build copies tools/
-    said = copy_packages(tmp_path / "artifact", ("tools",), root)
+    said = copy_packages(tmp_path / "artifact", ("tools",), root).said
     # THEN neither ships, and each is named with the setting that would ship it
     assert copied(tmp_path / "artifact") == {"tools/__init__.py"}
     hint = "not a Python module or settings.toml; name it in pyproject.toml's [tool.median.artifact] include"
@@ -73,9 +73,15 @@ def test_data_files_pyproject_names_ship_but_never_a_local_one(tmp_path: Path) -
     pyproject = '[tool.median.artifact]\ninclude = ["tools/data/*"]\n'
     root = project(tmp_path / "project", files, pyproject)
     # WHEN the build copies tools/
-    copy_packages(tmp_path / "artifact", ("tools",), root)
+    done = copy_packages(tmp_path / "artifact", ("tools",), root)
     # THEN the data file ships, and neither local file does, though the pattern names them
     assert copied(tmp_path / "artifact") == {"tools/__init__.py", "tools/data/zones.csv"}
+    # AND the build says the pattern named them, and goes on: the pattern ships what it was for
+    assert done.said == [
+        'pyproject.toml [tool.median.artifact] include "tools/data/*" also matches tools/data/settings.local.toml, '
+        "tools/data/zones.csv~, which the build leaves behind: a machine's or an editor's file never ships"
+    ]
+    assert done.refused == []
 
 
 def test_a_malformed_include_setting_is_refused_with_its_shape(tmp_path: Path) -> None:
@@ -103,3 +109,128 @@ def test_the_command_copies_the_packages_of_the_folder_it_runs_in(
     # THEN that folder's tools are copied, and the file left behind is said on the build's output
     assert copied(tmp_path / "artifact") == {"tools/__init__.py"}
     assert capsys.readouterr().out.startswith("left behind tools/notes.md: ")
+
+
+# --- The include patterns: the language the docs give, and a pattern that ships nothing stops the build ---
+
+DATA = (
+    "tools/__init__.py",
+    "tools/data/zones.json",
+    "tools/data/eu/rates.json",
+    "tools/data/eu/de/berlin/streets.json",
+    "tools/data/eu/de/berlin/README.md",
+    "tools/data/zones.csv",
+)
+
+
+def included_by(tmp_path: Path, *patterns: str, files: tuple[str, ...] = DATA) -> tuple[set[str], list[str], list[str]]:
+    """(the data files shipped, what the build said, what stops it) for pyproject.toml's include `patterns`."""
+    listed = ", ".join(f'"{pattern}"' for pattern in patterns)
+    root = project(tmp_path / "project", files, f"[tool.median.artifact]\ninclude = [{listed}]\n")
+    done = copy_packages(tmp_path / "artifact", ("handler", "tools"), root)
+    shipped = copied(tmp_path / "artifact") - {"tools/__init__.py"}
+    return shipped, [line for line in done.said if not line.startswith("left behind")], done.refused
+
+
+@pytest.mark.parametrize(
+    ("pattern", "shipped"),
+    [
+        pytest.param(
+            "tools/data/**/*.json",
+            {
+                "tools/data/zones.json",
+                "tools/data/eu/rates.json",
+                "tools/data/eu/de/berlin/streets.json",
+            },
+            id="** at depth 0, 1 and 3",
+        ),
+        pytest.param("tools/data/*.json", {"tools/data/zones.json"}, id="* within one folder"),
+        pytest.param("tools/data/*/*.json", {"tools/data/eu/rates.json"}, id="* for one folder"),
+        pytest.param(
+            "tools/data/eu",
+            {"tools/data/eu/rates.json", "tools/data/eu/de/berlin/streets.json", "tools/data/eu/de/berlin/README.md"},
+            id="a folder: every file under it",
+        ),
+        pytest.param(
+            "tools/data/eu/",
+            {"tools/data/eu/rates.json", "tools/data/eu/de/berlin/streets.json", "tools/data/eu/de/berlin/README.md"},
+            id="a folder written with its slash",
+        ),
+        pytest.param("tools/data/zones.cs?", {"tools/data/zones.csv"}, id="? for one character"),
+        pytest.param("tools/**/README.md", {"tools/data/eu/de/berlin/README.md"}, id="** in the middle"),
+    ],
+)
+def test_an_include_pattern_means_what_a_glob_means(tmp_path: Path, pattern: str, shipped: set[str]) -> None:
+    # GIVEN data files at several depths under tools/data/, and pyproject.toml naming them with one pattern
+    # WHEN the build copies tools/
+    got, said, refused = included_by(tmp_path, pattern)
+    # THEN exactly the files the glob names ship, and the build goes on
+    assert got == shipped
+    assert (said, refused) == ([], [])
+
+
+def test_a_pattern_matching_nothing_stops_the_build_naming_it(tmp_path: Path) -> None:
+    # GIVEN a pattern with a typo beside a good one
+    # WHEN the build copies tools/
+    got, _, refused = included_by(tmp_path, "tools/data/*.json", "tools/dat/*.json")
+    # THEN the build is refused, naming the pattern and what to check
+    assert refused == [
+        'pyproject.toml [tool.median.artifact] include "tools/dat/*.json" matches no file: check its spelling and '
+        "that the file is in the project (a glob from the project's root: * within a folder's name, ** any number "
+        "of folders)"
+    ]
+    assert got == {"tools/data/zones.json"}
+
+
+def test_a_pattern_matching_only_local_files_stops_the_build_saying_they_never_ship(tmp_path: Path) -> None:
+    # GIVEN a pattern that names only this machine's copy of a data file
+    files = (*DATA, "tools/data/prices.local.json")
+    # WHEN the build copies tools/
+    got, _, refused = included_by(tmp_path, "tools/data/prices*.json", files=files)
+    # THEN it is refused: the file the pattern was written for is one that never ships
+    assert refused == [
+        'pyproject.toml [tool.median.artifact] include "tools/data/prices*.json" ships nothing: it matches only '
+        "tools/data/prices.local.json, which the build leaves behind: a machine's or an editor's file never ships"
+    ]
+    assert got == set()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        pytest.param("../secrets/*.json", "leads out of the project's tools/", id="a parent folder"),
+        pytest.param("tools/../../secrets/*.json", "leads out of the project's tools/", id="out through tools/"),
+        pytest.param("/etc/*", "leads out of the project's tools/", id="an absolute path"),
+        pytest.param("handler/cli/templates/*.template", "names no file under tools/", id="the framework's files"),
+        pytest.param("tests/fixtures/*.json", "names no file under tools/", id="another folder of the project"),
+        pytest.param("**/*.json", "names no file under tools/", id="every folder"),
+        pytest.param("data/*.json", "names no file under tools/", id="relative to tools/"),
+        pytest.param("", "is empty", id="empty"),
+    ],
+)
+def test_a_pattern_escaping_tools_stops_the_build(tmp_path: Path, pattern: str, why: str) -> None:
+    # GIVEN a pattern that names files outside tools/ (or could, past it)
+    files = (*DATA, "handler/cli/templates/tool.py.template", "tests/fixtures/a.json")
+    # WHEN the build copies the packages
+    got, _, refused = included_by(tmp_path, pattern, files=files)
+    # THEN it is refused, saying why, and nothing outside the framework's own files ships for it
+    assert len(refused) == 1
+    assert refused[0].startswith(f'pyproject.toml [tool.median.artifact] include "{pattern}" {why}')
+    assert got <= {"handler/cli/templates/tool.py.template"}
+
+
+def test_the_command_fails_on_a_pattern_matching_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a project whose include names a file that is not there, and make running there as sam build does
+    root = project(
+        tmp_path / "project", ("tools/__init__.py",), '[tool.median.artifact]\ninclude = ["tools/zones.csv"]\n'
+    )
+    monkeypatch.chdir(root)
+    # WHEN the command runs
+    status = main([str(tmp_path / "artifact"), "handler", "tools"])
+    # THEN it fails, saying so on the build's error output
+    assert status == 1
+    error = capsys.readouterr().err
+    assert 'include "tools/zones.csv" matches no file' in error
+    assert "The build stops: 1 include pattern(s) ship nothing a tool could read." in error

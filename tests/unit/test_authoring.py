@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
@@ -86,20 +87,47 @@ def test_name_and_description_can_be_given(scratch_registry: Registry, client: M
     )
 
 
-def test_a_function_without_docstring_or_description_fails_the_check(scratch_registry: Registry) -> None:
+@pytest.mark.parametrize(
+    "description", [pytest.param(None, id="no docstring"), pytest.param("  \n ", id="a blank description")]
+)
+def test_a_tool_without_a_description_is_refused_at_its_line(
+    scratch_registry: Registry, description: str | None
+) -> None:
     # GIVEN a tool with nothing for the agent to read
-    @tool(risk="low")
-    def silent(args: LookupInput) -> str:
-        return "ok"
+    from handler.authoring.registry import ToolDefinitionError
+
+    declared = sys._getframe().f_lineno + 4
+    # WHEN it is declared
+    with pytest.raises(ToolDefinitionError) as refused:
+
+        @tool(risk="low", description=description)
+        def silent(args: LookupInput) -> str:
+            return "ok"
+
+    # THEN it is refused at the author's line, saying what to write, and nothing is registered
+    assert str(refused.value) == (
+        f"tests/unit/test_authoring.py:{declared}: @tool on silent has no description: write a docstring saying "
+        'what the tool does (the agent reads it to decide when to call the tool), or give @tool(description="...")'
+    )
+    assert scratch_registry.tools == []
+
+
+def test_two_tools_with_one_name_break_the_sync_rule_naming_both_places(scratch_registry: Registry) -> None:
+    # GIVEN two tools with one name registered without the loader (a test's own, say), which checks them itself
+    for _ in range(2):
+
+        @tool(risk="low", name="lookUp")
+        def look_up(args: LookupInput) -> str:
+            """Look it up."""
+            return "ok"
 
     # WHEN the manifest is built
     from handler.manifest.build import build_manifest
 
     _, problems = build_manifest(scratch_registry)
-    # THEN it is reported as an empty description
-    assert [str(problem) for problem in problems] == [
-        "silent: description: is empty; write what the tool does (its docstring)"
-    ]
+    # THEN the rule names both declarations
+    (problem,) = problems
+    assert str(problem).startswith("lookUp: name: is declared twice, at tests/unit/test_authoring.py:")
 
 
 def test_a_function_with_no_model_parameter_is_refused_with_what_to_fix() -> None:
@@ -360,3 +388,28 @@ def test_a_tool_with_two_context_parameters_is_refused(scratch_registry: Registr
     # THEN the author is told at import
     with pytest.raises(TypeError, match=r"twice: only one parameter may be annotated with ToolContext"):
         tool(risk="low")(twice)
+
+
+def test_a_call_runs_under_the_lambda_context_the_test_gives_as_a_retry_does(
+    scratch_registry: Registry, client: MedianTestClient
+) -> None:
+    # GIVEN a tool and a diagnostics function that say how long their call has left
+    @tool(risk="low", name="timeLeft")
+    def time_left(args: OtherInput, ctx: ToolContext) -> dict[str, object]:
+        """Say how long this call has left."""
+        return {"seconds": ctx.remaining_seconds()}
+
+    @diagnostics
+    def health(ctx: ToolContext) -> dict[str, object]:
+        return {"seconds": ctx.remaining_seconds()}
+
+    # WHEN each is called with a context of 2 seconds, as a call with little time left, and without one
+    short = client.call("timeLeft", {"note": "x"}, context=FakeLambdaContext(timeout_seconds=2))
+    again = client.retry(context=FakeLambdaContext(timeout_seconds=2))
+    default = client.call("timeLeft", {"note": "x"})
+    checked = client.diagnostics(context=FakeLambdaContext(timeout_seconds=2))
+    # THEN the short calls had under 2 seconds, and the others Lambda's default 30
+    assert short.body["output"]["seconds"] < 2
+    assert again.body["output"]["seconds"] < 2
+    assert checked.body["output"]["seconds"] < 2
+    assert default.body["output"]["seconds"] > 20

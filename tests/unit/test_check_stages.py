@@ -211,3 +211,59 @@ def test_this_machines_values_are_shown_when_its_local_file_changes_them(
     # AND a build, which never reads it, shows no such section
     assert main(["check", "--no-local"]) == 0
     assert "on this machine" not in capsys.readouterr().out
+
+
+NO_SETTINGS_TOOL = '''
+from pydantic import BaseModel
+
+from handler import tool
+
+
+class ParcelInput(BaseModel):
+    parcel: str
+
+
+@tool(risk="low")
+def parcel_eta(args: ParcelInput) -> dict:
+    """Ask the carrier when a parcel arrives."""
+    return {}
+'''
+
+
+def test_a_project_with_no_settings_at_all_deploys_to_every_stage_samconfig_names(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN tools that take no settings, no settings.toml at all, and samconfig's staging and production
+    (project.tools / "carrier.py").write_text(NO_SETTINGS_TOOL, encoding="utf-8")
+    (project.tools / "settings.toml").unlink()
+    forget_configuration()
+    # WHEN `python -m handler check` runs (the build's, too), and the build writes the stages a function may run as
+    checked = main(["check", "--no-local"])
+    err = capsys.readouterr().err
+    stages = main(["stages"])
+    written = capsys.readouterr().out.split()
+    # THEN no stage is refused: none has a value of its own to miss
+    assert checked == 0, err
+    assert "refuse every request" not in err
+    # AND the build tells the function so: any stage is one
+    assert (stages, written) == (0, ["default", "*"])
+    # AND a stage make serve or the tests run as is one too
+    from handler.authoring.settings import this_stage_problem
+
+    with pytest.MonkeyPatch.context() as environment:
+        environment.setenv("MEDIAN_STAGE", "production")
+        assert this_stage_problem() is None
+
+
+def test_a_project_whose_settings_name_no_stage_still_refuses_one(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a settings.toml with [default] alone: the project has settings, and no staging table
+    (project.tools / "carrier.py").write_text(NO_SETTINGS_TOOL, encoding="utf-8")
+    project.write(f"{project.tools.name}/settings.toml", "[default]\nCARRIER_BASE_URL = 'https://x.example'\n")
+    # WHEN `python -m handler check` runs
+    checked = main(["check", "--no-local"])
+    # THEN staging and production are refused as ever: a typo'd stage would miss the file's values
+    err = capsys.readouterr().err
+    assert checked == 1
+    assert "stage staging (sam deploy --config-env staging): a function deployed as staging would refuse" in err

@@ -194,6 +194,7 @@ def test_a_crash_outside_the_tool_is_printed_whole(
     # GIVEN a model whose validator raises what pydantic does not turn into a 422 (not a ValueError)
     @tool(risk="low", name="strictNote")
     def strict_note(args: StrictNote) -> dict[str, object]:
+        """Take a strict note."""
         return {}
 
     # WHEN it is called
@@ -215,6 +216,7 @@ def test_a_tool_that_declines_prints_nothing(
 
     @tool(risk="low", name="declines")
     def declines(args: NoteInput) -> dict[str, object]:
+        """Decline, always."""
         raise ToolError("No such order.")
 
     # WHEN it is called

@@ -126,13 +126,16 @@ def test_a_misspelt_stage_stops_the_deploy_with_the_stages_there_are(
 def test_a_stage_with_every_value_goes_on_to_the_aws_checks(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN samconfig.toml deploying Stage=production, whose table holds every value
     config = samconfig(project, "production")
-    # WHEN the preflight runs, on a machine without AWS configured
+    # WHEN the preflight runs, on a machine without AWS configured, and with no terminal to ask on
     status = main(["--config", str(config)])
-    # THEN the stage passes, and the next check (the region) is the one that stops it
+    # THEN the stage passes, and the next step (asking for the region) is the one that stops it
     assert status == 1
     error = capsys.readouterr().err
     assert "would not serve" not in error
-    assert error.startswith("Not deploying. No AWS region is set")
+    assert error == (
+        "\tAWS Region: Not deploying. samconfig.toml has no region, and there is no terminal to ask for it on: "
+        "set region in its [default.global.parameters] section.\n"
+    )
 
 
 def test_a_value_for_a_parameter_the_template_writes_out_stops_the_deploy_saying_where_it_belongs(

@@ -1,16 +1,23 @@
 """The process's one SIGALRM timer, shared by nested limits (handler/runtime/time_limits.py).
 
 A tool's own limit stops it; inside it, the limits of its outbound calls interrupt them. Which
-one is raised when several are due, where an interrupting one may land, and that nothing stays
-armed once they are lifted: each is what a call cut short, or a tool left running, depends on.
+one is raised when several are due, where an interrupting one may land (a wait on the network,
+never code that computes), and that nothing stays armed once they are lifted: each is what a
+call cut short, or a tool left running, depends on. The waits are real: a socket pair, a
+selector, a TLS connection on loopback, none of which is ever answered.
 """
 
 from __future__ import annotations
 
+import datetime
+import selectors
 import signal
+import socket
+import ssl
 import threading
 import time
-from contextlib import contextmanager
+import urllib.parse
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 import pytest
@@ -47,18 +54,37 @@ def soon(seconds: float = 0.05) -> float:
     return time.monotonic() + seconds
 
 
-def wait_in_network_code() -> None:
-    """Wait as an HTTP client waits for its answer: in the socket module's reader (http.client's, urllib's)."""
-    import socket
-
+def wait_in_network_code(seconds: float = WAIT_SECONDS) -> None:
+    """Wait `seconds` as an HTTP client waits for its answer: in the socket module's reader (http.client's,
+    urllib's), for bytes that never come."""
     left, right = socket.socketpair()
     try:
-        left.settimeout(WAIT_SECONDS)
-        with left.makefile("rb") as reader:
+        left.settimeout(seconds)
+        with left.makefile("rb") as reader, suppress(TimeoutError):
             reader.read(1)
     finally:
         left.close()
         right.close()
+
+
+def wait_in_a_selector() -> None:
+    """Wait as urllib3, httpx and asyncio wait for a socket to be readable: in a selector's poll."""
+    left, right = socket.socketpair()
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(left, selectors.EVENT_READ)
+            selector.select(WAIT_SECONDS)
+    finally:
+        left.close()
+        right.close()
+
+
+def compute_in_a_network_library(seconds: float) -> None:
+    """Compute for `seconds` in urllib.parse, as a tool does with an answer that has come back."""
+    query = "&".join(f"line{i}=refund%20{i}" for i in range(200))
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        urllib.parse.parse_qsl(query)
 
 
 @contextmanager
@@ -86,60 +112,141 @@ def test_the_innermost_interrupting_limit_is_raised_and_holds_the_outer_one_back
     outer = time_limits.arm(soon(), Interrupted, repeats=True)
     inner = time_limits.arm(soon(), InnerInterrupted)
     with armed(outer):
-        # WHEN the code waits past both
+        # WHEN the code waits on the network past both
         with pytest.raises(InnerInterrupted):
-            time.sleep(WAIT_SECONDS)
+            wait_in_network_code()
         # THEN the inner one's error came, and the outer one is held back while the inner is armed
-        time.sleep(3 * time_limits.REPEAT_SECONDS)
+        wait_in_network_code(3 * time_limits.REPEAT_SECONDS)
         assert not time_limits.fired(outer)
         # AND once the inner one is lifted, the outer one comes in turn
         time_limits.pop(inner)
         with pytest.raises(Interrupted):
-            time.sleep(WAIT_SECONDS)
+            wait_in_network_code()
 
 
 def test_a_due_limit_that_stops_wins_over_any_that_interrupts() -> None:
     # GIVEN a tool's limit that stops, and an outbound one inside it, both due
     tool = time_limits.arm(soon(), Stopped, stops=True)
     time_limits.arm(soon(), Interrupted, repeats=True)
-    # WHEN the code waits past them
+    # WHEN the code waits on the network past them
     # THEN the tool is stopped: its time is up, whatever it was doing
     with armed(tool), pytest.raises(Stopped):
-        time.sleep(WAIT_SECONDS)
+        wait_in_network_code()
 
 
-def test_an_interrupting_limit_meant_for_network_code_waits_for_it() -> None:
-    # GIVEN a limit that may interrupt network code only, already due
-    limit = time_limits.arm(soon(0.0), Interrupted, only_in=time_limits.in_network_code, repeats=True)
+def test_an_interrupting_limit_waits_for_a_wait_on_the_network() -> None:
+    # GIVEN a limit that interrupts, already due
+    limit = time_limits.arm(soon(0.0), Interrupted, repeats=True)
     with armed(limit):
-        # WHEN the code first waits in its own code, then in a socket's
+        # WHEN the code first sleeps in its own code, then computes in a network library's
         time.sleep(3 * time_limits.REPEAT_SECONDS)
+        compute_in_a_network_library(3 * time_limits.REPEAT_SECONDS)
+        # THEN neither is interrupted: an answer that has come back is never lost to a limit
         assert not time_limits.fired(limit)
-        # THEN it is raised only in the socket's wait
+        # AND it is raised in the socket's wait that follows
         with pytest.raises(Interrupted):
             wait_in_network_code()
         assert time_limits.fired(limit)
+
+
+def test_a_limit_that_stops_is_raised_in_code_that_computes_too() -> None:
+    # GIVEN a tool's limit, which stops, due in a moment
+    limit = time_limits.arm(soon(), Stopped, stops=True)
+    # WHEN the tool computes past it, in a network library's code
+    # THEN it is stopped there: its time is up, whatever it was doing
+    with armed(limit), pytest.raises(Stopped):
+        compute_in_a_network_library(WAIT_SECONDS)
+
+
+def test_an_interrupting_limit_is_raised_in_a_selectors_wait() -> None:
+    # GIVEN a limit that interrupts, due in a moment
+    limit = time_limits.arm(soon(), Interrupted)
+    # WHEN the code waits in a selector, as urllib3 and httpx wait for a socket
+    # THEN it is interrupted there
+    with armed(limit), pytest.raises(Interrupted):
+        wait_in_a_selector()
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A self-signed certificate for localhost and its key, as PEM files."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    folder = tmp_path_factory.mktemp("tls")
+    (folder / "cert.pem").write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return str(folder / "cert.pem"), str(folder / "key.pem")
+
+
+def test_an_interrupting_limit_is_raised_in_an_ssl_read(tls_files: tuple[str, str]) -> None:
+    # GIVEN a TLS connection on loopback whose server, handshake done, never sends a byte: as every AWS
+    # endpoint and most HTTP APIs are reached, over TLS
+    cert, key = tls_files
+    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_side.load_cert_chain(cert, key)
+    client_side = ssl.create_default_context(cafile=cert)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        accepted: list[ssl.SSLSocket] = []
+
+        def serve() -> None:
+            connection, _ = listener.accept()
+            accepted.append(server_side.wrap_socket(connection, server_side=True))
+
+        server = threading.Thread(target=serve, daemon=True)
+        server.start()
+        with (
+            socket.create_connection(listener.getsockname(), timeout=WAIT_SECONDS) as plain,
+            client_side.wrap_socket(plain, server_hostname="localhost") as tls,
+        ):
+            server.join(WAIT_SECONDS)
+            # AND a limit that interrupts, due in a moment
+            limit = time_limits.arm(soon(), Interrupted)
+            # WHEN the client waits for the answer
+            # THEN it is interrupted in the SSL read
+            with armed(limit), pytest.raises(Interrupted):
+                tls.recv(1)
+        for each in accepted:
+            each.close()
 
 
 def test_a_repeating_limit_is_raised_again_while_its_code_goes_on() -> None:
     # GIVEN a repeating limit past due, its first error caught as a library's retry would catch it
     with armed(time_limits.arm(soon(0.0), Interrupted, repeats=True)):
         with pytest.raises(Interrupted):
-            time.sleep(WAIT_SECONDS)
-        # WHEN the code goes on waiting
+            wait_in_network_code()
+        # WHEN the code goes on waiting on the network
         # THEN it meets the error again
         with pytest.raises(Interrupted):
-            time.sleep(WAIT_SECONDS)
+            wait_in_network_code()
 
 
 def test_a_limit_that_does_not_repeat_is_raised_once() -> None:
     # GIVEN an AWS call's limit past due, its error raised once
     with armed(time_limits.arm(soon(0.0), Interrupted)):
         with pytest.raises(Interrupted):
-            time.sleep(WAIT_SECONDS)
-        # WHEN botocore goes on with what it raised
+            wait_in_network_code()
+        # WHEN botocore goes on with what it raised, waiting on the network again
         # THEN nothing more is raised: its veto on retries does the rest
-        time.sleep(3 * time_limits.REPEAT_SECONDS)
+        wait_in_network_code(3 * time_limits.REPEAT_SECONDS)
 
 
 def test_lifting_a_limit_lifts_those_armed_inside_it_and_disarms_the_timer() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -101,18 +100,3 @@ def test_a_warm_call_builds_no_json_encoder_or_decoder(
     # THEN it parsed, checked, answered and printed its EMF line with codecs built once per container
     assert answer.status == 200
     assert built == []
-
-
-def test_the_time_limit_reads_the_alarm_handler_without_signal_getsignal(
-    sample_tools: Registry, client: MedianTestClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # GIVEN signal.getsignal, which turns a function handler into an enum by raising a ValueError, made to fail
-    def refused(signalnum: int) -> Any:
-        raise AssertionError("signal.getsignal was called on a warm call")
-
-    monkeypatch.setattr(signal, "getsignal", refused)
-    # WHEN a warm call runs its tool under the time limit
-    answer = warm_call_in_lambda(client)
-    # THEN it is served, the limit armed and disarmed without it
-    assert answer.status == 200
-    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)

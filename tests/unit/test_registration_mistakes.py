@@ -1,7 +1,8 @@
 """Mistakes that show only once a tool is registered still name the author's own file and line.
 
 A postponed annotation that names nothing (`amountCents: itn` under `from __future__ import
-annotations`, which the scaffold uses), a model pydantic refuses, a schema that cannot be built:
+annotations`, which the scaffold uses), a model pydantic refuses, a schema that cannot be built,
+a tool without a description, two tools with one name:
 each is one `tools/<file>.py:<line>: <what is wrong>` line, the same in `make check`, GET's 500
 `invalid_manifest` and the inspector, never a pydantic traceback or a 500 `internal_error`.
 """
@@ -203,6 +204,39 @@ def refund(args: pydantic.BaseModle) -> dict[str, object]:
         "refund: an annotation cannot be resolved (AttributeError: module 'pydantic' has no attribute "
         "'BaseModle'); correct what it names",
     ),
+    "a tool without a docstring": (
+        IMPORTS
+        + """
+class RefundInput(BaseModel):
+    orderNumber: str = Field(description="The order number.")
+
+
+@tool(risk="high")
+def refund(args: RefundInput) -> dict[str, object]:
+    return {}
+""",
+        "@tool",
+        "@tool on refund has no description: write a docstring saying what the tool does (the agent reads it to "
+        'decide when to call the tool), or give @tool(description="...")',
+    ),
+    "two tools with one name": (
+        IMPORTS
+        + """
+class RefundInput(BaseModel):
+    orderNumber: str = Field(description="The order number.")
+"""
+        + REFUND
+        + """
+
+@tool(risk="high", name="refund")
+def refund_again(args: RefundInput) -> dict[str, object]:
+    \"\"\"Refund an order, as another module's copy would.\"\"\"
+    return {}
+""",
+        '@tool(risk="high", name="refund")',
+        "two tools are named refund, here and at {package}/refunds.py:12: a call reaches only one; rename one "
+        '(@tool(name="..."))',
+    ),
 }
 
 
@@ -250,6 +284,19 @@ def test_make_check_prints_the_line_and_no_traceback(
     assert status == 1
     assert printed.err.splitlines() == [mistake, "1 problem(s): Median would refuse this manifest."]
     assert "Traceback" not in printed.out + printed.err
+
+
+def test_the_builds_manifest_step_prints_the_line(
+    authors_package: AuthorsPackage, mistake: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a tools package with the mistake
+    # WHEN the build writes the manifest (`python -m handler manifest`, which sam build runs)
+    status = main(["manifest"])
+    # THEN it fails with the line alone, and no manifest
+    printed = capsys.readouterr()
+    assert status == 1
+    assert printed.err.splitlines() == [mistake]
+    assert printed.out == ""
 
 
 def test_get_answers_500_invalid_manifest_with_the_line(

@@ -102,14 +102,31 @@ def test_a_broken_reload_is_said_served_as_500_and_shown_until_fixed(
 
 
 def test_a_reload_that_breaks_a_sync_rule_says_which(authors_package: AuthorsPackage) -> None:
+    # GIVEN a tool saved under a name Median keeps for itself
+    said: list[str] = []
+    authors_package.module("_wording", 'POINTS_DESCRIPTION = "Tell the points."\n')
+    authors_package.module("points", POINTS.replace('@tool(risk="low",', '@tool(risk="low", name="reportBug",'))
+    # WHEN the tools load
+    ToolsReloader(authors_package.name, say=said.append).load()
+    # THEN the terminal lists the problem as make check words it
+    assert said == [
+        f"Serving 1 tool from {authors_package.name}/, with 1 problem(s) Median would refuse:\n"
+        "  reportBug: name: is reserved by Median; choose another name"
+    ]
+
+
+def test_a_reload_of_a_tool_without_a_description_names_its_line(authors_package: AuthorsPackage) -> None:
     # GIVEN a tool saved without a docstring or description
     said: list[str] = []
     authors_package.module("_wording", 'POINTS_DESCRIPTION = ""\n')
     authors_package.module("points", POINTS)
     # WHEN the tools load
     ToolsReloader(authors_package.name, say=said.append).load()
-    # THEN the terminal lists the problem as make check words it
+    # THEN the terminal names the tool's file and line, and what to write
     assert said == [
-        f"Serving 1 tool from {authors_package.name}/, with 1 problem(s) Median would refuse:\n"
-        "  pointsBalance: description: is empty; write what the tool does (its docstring)"
+        f"The tools in {authors_package.name}/ failed to import:\n"
+        f"  {authors_package.at('points', 13)}: @tool on points_balance has no description: write a docstring "
+        "saying what the tool does (the agent reads it to decide when to call the tool), or give "
+        '@tool(description="...")',
+        "GET answers 500 invalid_manifest until this is fixed; saving the file reloads the tools.",
     ]

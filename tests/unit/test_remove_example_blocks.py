@@ -136,3 +136,57 @@ def test_a_closing_line_with_no_opening_is_named(tmp_path: Path, capsys: pytest.
     # THEN it fails on that line
     assert main(root) == 1
     assert "template.yaml:2: this closes an example block that was not opened" in capsys.readouterr().err
+
+
+ANSWERS = """\
+# What `copier copy` answered for this project
+_commit: v2.0.0
+_src_path: https://example.invalid/median-tools-template
+architecture: arm64
+keep_examples: true
+region: ''
+stack_name: median-tools
+stages:
+- staging
+- production
+"""
+
+
+def test_the_project_records_that_it_keeps_no_examples_for_copiers_next_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a project copied with the examples, whose Copier answers say so
+    root = project(tmp_path)
+    (root / ".copier-answers.yml").write_text(ANSWERS, encoding="utf-8")
+    # WHEN "Make it yours" deletes the examples' blocks
+    assert main(root) == 0
+    # THEN the answers say the project keeps none, so copier update and recopy render it without them,
+    # and every other answer is as it was
+    recorded = (root / ".copier-answers.yml").read_text(encoding="utf-8")
+    assert recorded == ANSWERS.replace("keep_examples: true", "keep_examples: false")
+    assert ".copier-answers.yml: keep_examples: false, so copier update and copier recopy" in capsys.readouterr().out
+    # AND run again, it changes nothing there either
+    assert main(root) == 0
+    assert (root / ".copier-answers.yml").read_text(encoding="utf-8") == recorded
+    assert ".copier-answers.yml" not in capsys.readouterr().out
+
+
+def test_answers_from_before_the_question_gain_it(tmp_path: Path) -> None:
+    # GIVEN Copier answers that predate the keep_examples question, without a last newline
+    root = project(tmp_path)
+    older = ANSWERS.replace("keep_examples: true\n", "").rstrip("\n")
+    (root / ".copier-answers.yml").write_text(older, encoding="utf-8")
+    # WHEN the examples' blocks are deleted
+    assert main(root) == 0
+    # THEN the answer is added, and the file still reads as the same answers and that one
+    answers = yaml.safe_load((root / ".copier-answers.yml").read_text(encoding="utf-8"))
+    assert answers == {**yaml.safe_load(older), "keep_examples": False}
+
+
+def test_a_project_without_copier_answers_gets_none(tmp_path: Path) -> None:
+    # GIVEN a project with no Copier answers (the template repository itself)
+    root = project(tmp_path)
+    # WHEN the examples' blocks are deleted
+    assert main(root) == 0
+    # THEN no answers file is made
+    assert not (root / ".copier-answers.yml").exists()

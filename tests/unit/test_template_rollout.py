@@ -176,22 +176,62 @@ def test_the_stage_reaches_the_function_and_each_pipeline_stage_names_its_own() 
     assert template_parameters()["Stage"]["Default"] == "default"
 
 
-def test_the_error_alarms_and_only_they_roll_a_version_back(stack: Stack) -> None:
-    # GIVEN the deployment group that shifts the alias
+def rollback_alarms(stack: Stack) -> dict[str, str]:
+    """The alarms the deployment group stops and rolls back on, by what each reads: its metric, or its expression."""
     _, group = stack.one_of_type("AWS::CodeDeploy::DeploymentGroup")
     configuration = group["Properties"]["AlarmConfiguration"]
-    watched = {alarm["Name"]["Ref"] for alarm in configuration["Alarms"]}
-    # THEN it stops and rolls back on its alarms
     assert configuration["Enabled"] is True
     assert "DEPLOYMENT_STOP_ON_ALARM" in group["Properties"]["AutoRollbackConfiguration"]["Events"]
-    # AND those are the alarms that say the new code is broken: errors the function raised, tools that crashed
-    metrics = {
-        stack.properties(name).get("MetricName") or stack.properties(name)["Metrics"][0]["Expression"]: name
-        for name in watched
-    }
-    assert len(metrics) == 2
-    assert metrics.get("Errors") in watched
-    assert any(f"SUM({Metric.TOOL_CRASHES})" in metric for metric in metrics)
+    watched = [alarm["Name"]["Ref"] for alarm in configuration["Alarms"]]
+    assert all(stack.exists(name) for name in watched), watched  # an alarm CloudFormation does not create stops none
+    read = {}
+    for name in watched:
+        alarm = stack.properties(name)
+        read[name] = alarm.get("MetricName") or " ".join(
+            each.get("Expression") or each["MetricStat"]["Metric"]["MetricName"] for each in alarm["Metrics"]
+        )
+    return read
+
+
+def test_the_error_alarms_and_only_they_roll_a_version_back(stack: Stack) -> None:
+    # GIVEN the deployment group that shifts the alias
+    watched = rollback_alarms(stack)
+    # THEN it stops and rolls back on the alarms that say the new code is broken: errors the function raised,
+    # tools that crashed, and the API's 5XX answers (a 500 or 504 neither of the others counts)
+    assert len(watched) == 3
+    assert "Errors" in watched.values()
+    assert any(f"SUM({Metric.TOOL_CRASHES})" in read for read in watched.values())
+    assert any(read.startswith("5xx Count ") for read in watched.values())
+    # AND none that is about load or Median: latency, throttles, refused signatures
+    assert not {"ApiLatencyAlarm", "FunctionThrottlesAlarm", "RejectedSignaturesAlarm"} & set(watched)
+
+
+def stage_rollout(config_env: str) -> Stack:
+    """template.yaml as `sam deploy --config-env <config_env>` deploys it, with samconfig.toml's values for it."""
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text(encoding="utf-8"))
+    return translated(**parameter_overrides(config[config_env]["deploy"]["parameters"]))
+
+
+def deployment_config(stack: Stack) -> str:
+    _, group = stack.one_of_type("AWS::CodeDeploy::DeploymentGroup")
+    config: str = stack.resolve(group["Properties"]["DeploymentConfigName"])
+    return config.removeprefix("CodeDeployDefault.Lambda")
+
+
+def test_production_takes_a_new_version_gradually_and_its_alarms_can_stop_it() -> None:
+    # GIVEN production as samconfig.toml deploys it
+    stack = stage_rollout("production")
+    # THEN CodeDeploy shifts its traffic gradually, a canary or in steps, never all at once
+    assert deployment_config(stack).startswith(("Canary", "Linear")), deployment_config(stack)
+    # AND the alarms that roll a broken version back are the stack's own, all three of them
+    assert len(rollback_alarms(stack)) == 3
+
+
+def test_staging_and_make_deploy_take_a_new_version_at_once() -> None:
+    # GIVEN staging, and `make deploy`'s stack, as samconfig.toml deploys them
+    # THEN each moves its traffic at once: no waiting in a stage no customer uses
+    assert deployment_config(stage_rollout("staging")) == "AllAtOnce"
+    assert deployment_config(stage_rollout("default")) == "AllAtOnce"
 
 
 @pytest.mark.parametrize("deployment_type", template_parameters()["DeploymentType"]["AllowedValues"])

@@ -122,3 +122,45 @@ def test_a_sigalrm_handler_of_the_tools_own_is_left_in_place_and_the_limit_still
     finally:
         scratch.release.set()
         signal.signal(signal.SIGALRM, previous)
+
+
+def _carrier_library_alarm(signum: int, frame: object) -> None:
+    """A SIGALRM handler as a tool's library installs one for timeouts of its own."""
+
+
+def test_a_container_whose_sigalrm_is_anothers_says_once_that_its_limits_are_degraded(
+    client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a container where a tool's library has installed its own SIGALRM handler
+    previous = signal.signal(signal.SIGALRM, _carrier_library_alarm)
+    try:
+        # WHEN Median calls tools in it, again and again
+        answers = [call_in_short_lambda(client, "countRunsFresh", f"call_degraded_{n}") for n in range(3)]
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    # THEN the calls are answered
+    assert [answer.status for answer in answers] == [200, 200, 200]
+    # AND the container said once, as a warning naming the handler in place, that no time limit can be armed,
+    # what that costs, and where to read more
+    said = [record for record in logs.records() if "SIGALRM has a handler of another's" in record["message"]]
+    assert [(record["level"], record["sigalrm_handler"]) for record in said] == [
+        ("WARNING", f"{__name__}._carrier_library_alarm")
+    ]
+    assert "a tool stopped at its deadline goes on running" in said[0]["message"]
+    assert "docs/security.md" in said[0]["message"]
+    # AND counted it once, a metric of the service's own, apart from the tools' metrics
+    emf = [json.loads(line) for line in logs.lines() if line.startswith('{"_aws"')]
+    degraded = [document for document in emf if "TimeLimitsDegraded" in document]
+    assert [document["_aws"]["CloudWatchMetrics"][0]["Dimensions"] for document in degraded] == [[["service"]]]
+    assert all("TimeLimitsDegraded" not in document for document in emf if "tool" in document)
+
+
+def test_a_container_whose_sigalrm_is_its_own_says_nothing(
+    client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a container whose SIGALRM nothing else has taken
+    # WHEN Median calls a tool
+    answer = call_in_short_lambda(client, "countRunsFresh", "call_not_degraded")
+    # THEN it is answered, and nothing is said of SIGALRM
+    assert answer.status == 200
+    assert not [line for line in logs.lines() if "SIGALRM" in line or "TimeLimitsDegraded" in line]

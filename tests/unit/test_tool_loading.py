@@ -100,7 +100,9 @@ def test_a_module_that_fails_to_import_is_one_line_at_the_authors_file_and_line(
     authors_package: AuthorsPackage, source: str, line: int, what: str
 ) -> None:
     # GIVEN a tools package with one good module and one broken one
-    authors_package.module("good", MODEL + "\n\n@tool(risk='low')\ndef fine(args: NoteInput) -> dict:\n    return {}\n")
+    authors_package.module(
+        "good", MODEL + '\n\n@tool(risk=\'low\')\ndef fine(args: NoteInput) -> dict:\n    """Fine."""\n'
+    )
     authors_package.module("broken", source)
     # WHEN the tools are loaded
     failure = authors_package.failure()
@@ -146,7 +148,7 @@ def test_a_failed_load_is_not_retried_into_duplicate_tools(
 ) -> None:
     # GIVEN a module that registers one tool and then fails
     authors_package.module(
-        "half", MODEL + "\n\n@tool(risk='low')\ndef first(args: NoteInput) -> dict:\n    return {}\n\nboom()\n"
+        "half", MODEL + '\n\n@tool(risk=\'low\')\ndef first(args: NoteInput) -> dict:\n    """First."""\n\nboom()\n'
     )
     # WHEN the tools are asked for twice, as two requests to one container would
     first, second = authors_package.failure(), authors_package.failure()
@@ -155,18 +157,20 @@ def test_a_failed_load_is_not_retried_into_duplicate_tools(
     assert [tool.name for tool in scratch_registry.tools].count("first") == 1
 
 
-def test_two_tools_with_one_name_are_named_at_both_places(
+def test_two_tools_with_one_name_stop_the_load_naming_both_places(
     authors_package: AuthorsPackage, scratch_registry: Registry
 ) -> None:
-    # GIVEN two modules that each declare a tool called lookUp
-    for module in ("orders", "returns"):
-        authors_package.module(module, MODEL + LOOK_UP)
-    # WHEN the manifest is checked
-    _, problems = build_manifest(authors_package.registered())
-    # THEN the problem points at both declarations
-    assert [str(problem) for problem in problems] == [
-        f"lookUp: name: is declared twice, at {authors_package.at('orders', 11)} "
-        f"and at {authors_package.at('returns', 11)}; names must be unique"
+    # GIVEN two modules that each declare a tool called lookUp, and a third with another name
+    for module in ("orders", "returns", "stock"):
+        authors_package.module(
+            module, MODEL + LOOK_UP.replace("look_up", "look_up" if module != "stock" else "in_stock")
+        )
+    # WHEN the tools are loaded
+    failure = authors_package.failure()
+    # THEN the load fails at the second, naming the first: which of the two a call reached was the modules' order's
+    assert failure.lines == [
+        f"{authors_package.at('returns', 11)}: two tools are named lookUp, here and at "
+        f'{authors_package.at("orders", 11)}: a call reaches only one; rename one (@tool(name="..."))'
     ]
 
 

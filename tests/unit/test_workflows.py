@@ -66,7 +66,7 @@ def test_every_action_is_pinned_to_a_commit_with_its_version_beside_it(name: str
     # GIVEN each `uses:` line of the workflow
     lines = [line for line in (WORKFLOWS / name).read_text(encoding="utf-8").splitlines() if "uses:" in line]
     for line in lines:
-        if "uses: $/" in line:
+        if "uses: ./" in line:
             continue  # this repository's own reusable workflow, at this very commit
         # THEN it names a full commit SHA, and a comment says which release that commit is
         pinned = PINNED.match(line)
@@ -109,7 +109,7 @@ def test_a_pull_request_runs_make_lint_test_check_validate_build_on_the_lambda_p
     python = action_step("checks.yml", "checks", "actions/setup-python")["with"]["python-version"]
     assert f"python{python}" == load_template(TEMPLATE)["Globals"]["Function"]["Runtime"]
     assert "secrets." not in (WORKFLOWS / "checks.yml").read_text(encoding="utf-8")
-    # AND the pinned SAM CLI is there before the tests, which must then run the guided deploy's prompts
+    # AND the pinned SAM CLI is there before the tests, which must then run the first deploy's questions
     [tests] = [step for step in steps("checks.yml", "checks") if "test" in make_targets_of(step)]
     assert make_targets_of(tests).index("sam-cli") < make_targets_of(tests).index("test")
     assert tests["env"]["MEDIAN_SAM_CLI_TESTS"] == "required"
@@ -122,13 +122,13 @@ def test_main_deploys_staging_then_production_and_only_once_switched_on() -> Non
     # THEN it runs on pushes to main, the checks first, staging after them and production after
     # staging; neither deploy runs before the repository variable AWS_REGION is set, nor off main
     assert deploy["on"]["push"] == {"branches": ["main"]}
-    assert jobs["checks"]["uses"] == "$/.github/workflows/checks.yml"
+    assert jobs["checks"]["uses"] == "./.github/workflows/checks.yml"
     assert jobs["checks"]["with"]["upload-build"] == "${{ vars.AWS_REGION != '' && github.ref == 'refs/heads/main' }}"
     assert jobs["staging"]["needs"] == "checks"
     assert jobs["production"]["needs"] == "staging"
     for stage in ("staging", "production"):
         assert jobs[stage]["if"] == "vars.AWS_REGION != '' && github.ref == 'refs/heads/main'"
-        assert jobs[stage]["uses"] == "$/.github/workflows/deploy-stage.yml"
+        assert jobs[stage]["uses"] == "./.github/workflows/deploy-stage.yml"
         assert jobs[stage]["with"] == {"environment": stage, "config-env": stage}
     assert deploy["concurrency"]["cancel-in-progress"] is False, "a deploy is never cancelled half-way"
 

@@ -1,0 +1,82 @@
+"""What the README's "Make it yours" removed stays removed through Copier's next runs: `copier recopy`, and a
+`copier update` to a version that changed the examples.
+
+The pinned Copier (as `make upgrade` runs it), on a clone of this working tree (scripts.template_proof's,
+with the releases tagged), into a project whose examples are deleted with the README's own commands.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+
+from scripts.template_proof import template_clone
+from tests.template.copier_runs import commit_all, copier, git, run
+from tests.template.test_generated_project import _make_it_yours
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+EXAMPLES = ("tools/orders.py", "tools/_sample_store.py", "tools/health.py", "tools/returns.py", "tests/tools")
+# What a later version changes in the examples: a line of the returns table's block in template.yaml,
+# and the example tool itself.
+RETURNS_BLOCK_LINE = "      PointInTimeRecoverySpecification:\n"
+CHANGED_RETURNS_BLOCK_LINE = "      # Kept for 35 days, point-in-time.\n      PointInTimeRecoverySpecification:\n"
+
+
+def examples_left(project: Path) -> list[str]:
+    left = [name for name in EXAMPLES if (project / name).exists()]
+    for name in ("template.yaml", "tools/settings.toml", "pipeline/oidc-role.yaml"):
+        text = (project / name).read_text(encoding="utf-8")
+        left += [f"{name}: {marker}" for marker in ("# >>> example", "ReturnsTable", "<<<<<<<") if marker in text]
+    return left
+
+
+@pytest.fixture(scope="module")
+def made_yours(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the template's clone, a project copied from it whose examples "Make it yours" deleted, committed)."""
+    scratch = tmp_path_factory.mktemp("yours")
+    template = template_clone(scratch)
+    project = scratch / "project"
+    copier(scratch, "copy", "--vcs-ref", "HEAD", str(template), str(project))
+    # The README's commands run the removal script with the project's venv: this interpreter stands in for it.
+    (project / ".venv" / "bin").mkdir(parents=True)
+    (project / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    run(["bash", "-euc", _make_it_yours()], project)
+    git(project, "init", "--quiet")
+    commit_all(project, "copier copy, made ours")
+    assert examples_left(project) == []
+    return template, project
+
+
+def test_copier_recopy_brings_no_example_back(made_yours: tuple[Path, Path]) -> None:
+    # GIVEN a project whose examples "Make it yours" deleted
+    _, project = made_yours
+    try:
+        # WHEN Copier copies the template over it again, with the project's answers
+        copier(project, "recopy", "--overwrite", "--vcs-ref", "HEAD")
+        # THEN neither the example tools, their tests, nor their blocks in the template's files are back
+        assert examples_left(project) == []
+    finally:  # the project as it was, for the next test
+        git(project, "checkout", "--quiet", "--", ".")
+        git(project, "clean", "--quiet", "-fd")
+
+
+def test_copier_update_to_a_version_that_changed_the_examples_merges_without_them(
+    made_yours: tuple[Path, Path],
+) -> None:
+    # GIVEN a later version of the template that changes the returns table's block and the example tool
+    template, project = made_yours
+    text = (template / "template.yaml").read_text(encoding="utf-8")
+    assert text.count(RETURNS_BLOCK_LINE) == 1
+    (template / "template.yaml").write_text(text.replace(RETURNS_BLOCK_LINE, CHANGED_RETURNS_BLOCK_LINE))
+    with (template / "tools" / "returns.py").open("a", encoding="utf-8") as tool:
+        tool.write("# A later version's change to the example.\n")
+    git(template, "commit", "--quiet", "-am", "A later version: the examples change")
+    # WHEN the project takes it
+    copier(project, "update", "--vcs-ref", "HEAD")
+    # THEN the merge is clean, and brings back neither the examples nor their blocks
+    assert examples_left(project) == []
+    assert "<<<<<<<" not in git(project, "diff")
