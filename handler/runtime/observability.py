@@ -263,9 +263,9 @@ def flush_metrics() -> None:
     # variables, which Lambda never changes in a container's life), the JSON encoder is built once,
     # and the line goes to sys.stdout.write, not print (the same text; tests/unit/test_observability.py
     # compares it with flush_metrics' own). flush_metrics itself costs a warm POST without the table
-    # (a pure read's call, idempotent=False) 7.7% more instructions (483k against 446k a call, the
-    # peer's 425k: callgrind) and ~9% more time (61.7 -> 67.6 us alternated; bench/README.md, "Issue
-    # 31"): over the 5% for which the public API would be kept. Through the table a call takes
+    # (a pure read's call, idempotent=False) 8.8% more instructions (486k against 447k a call, the
+    # peer's 424k: callgrind) and 10% more time (63.6 -> 68.9 us, 15 alternated rounds; bench/README.md,
+    # "Issue 31"): over the 5% for which the public API would be kept. Through the table a call takes
     # milliseconds, and either is lost in it.
     try:
         if _cold_start_metric_ahead and _emf_on and hasattr(_invocation, "function_name"):
