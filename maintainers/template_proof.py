@@ -67,7 +67,7 @@ USER_DEPENDENCY = '    "python-dateutil>=2.9",\n'
 USER_TOOL = """\
 from __future__ import annotations
 
-from dateutil import parser
+from dateutil import parser  # type: ignore[import-untyped]  # the user installs no stubs for it
 from pydantic import BaseModel, Field
 
 from {package} import Secret, Settings, ToolContext, ToolError, tool
