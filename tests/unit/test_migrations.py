@@ -112,3 +112,30 @@ def test_the_contract_suite_a_2x_project_held_is_left_to_the_upgrade(tmp_path: P
     # WHEN 3.0.0's migration runs
     # THEN it is not touched: the upgrade knows it unchanged, and deletes it
     assert to_3_0_0(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (
+            "from scripts.remove_example_blocks import FILES, main\n",
+            "from median_lambda.project.examples import FILES, main\n",
+        ),
+        (
+            "from scripts.sam_settings import load_template\n",
+            "from median_lambda.project.sam_config import load_template\n",
+        ),
+        ("import scripts.check_template\n", "import median_lambda.cli.template_check\n"),
+    ],
+)
+def test_an_import_of_a_2x_helper_of_scripts_becomes_its_median_lambda_module(before: str, after: str) -> None:
+    # WHEN a test of the user's that imported a helper of the 2.x project's scripts/ is migrated
+    # THEN it imports the module of median-lambda that helper is now
+    assert imports_of_median_lambda(before) == (after, 1)
+
+
+def test_a_scripts_module_of_the_users_own_is_left_alone() -> None:
+    assert imports_of_median_lambda("from scripts.seed_my_table import seed\n") == (
+        "from scripts.seed_my_table import seed\n",
+        0,
+    )

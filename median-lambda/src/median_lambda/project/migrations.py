@@ -2,12 +2,14 @@
 
     python -m median_lambda.project.migrations v3.0.0     # copier.yml runs it, after the update
 
-3.0.0: the framework is median-lambda, a library, where it was the project's handler/ package. A
-tool imports `from median_lambda import tool` where it imported `from handler import tool`, and a
-test `from median_lambda.testing import MedianTestClient`. This rewrites those imports in the
-project's own Python files (tools/ and tests/), and nothing else in them: each import of the
-framework's old package, `handler` and its modules, becomes the same import of median_lambda; the
-project's handler/ itself, now the function's entry point, is the template's. Each file it
+3.0.0: the framework is median-lambda, a library, where it was the project's handler/ package and
+its helpers in scripts/. A tool imports `from median_lambda import tool` where it imported `from
+handler import tool`, and a test `from median_lambda.testing import MedianTestClient`. This rewrites
+those imports in the project's own Python files (tools/ and tests/), and nothing else in them: each
+import of the framework's old package, `handler` and its modules, becomes the same import of
+median_lambda, and one of a helper of scripts/ (the examples' tests import one) that of the module
+of median-lambda it is now; the project's handler/ itself, now the function's entry point, is the
+template's. Each file it
 changes is named; `git diff` shows every line. Run again, it finds nothing to change.
 
 In a 2.x project `handler` was the project's own package, sorted apart from the third-party
@@ -42,6 +44,25 @@ _FRAMEWORK_MODULES = (
     "protocol",
     "app",
 )
+# The helpers of a 2.x project's scripts/ that a test of the user's may import (the examples' do),
+# each now a module of median-lambda's.
+SCRIPTS = {
+    "remove_example_blocks": "median_lambda.project.examples",
+    "set_architecture": "median_lambda.project.architecture",
+    "sam_settings": "median_lambda.project.sam_config",
+    "lock": "median_lambda.project.lock",
+    "audit": "median_lambda.project.audit",
+    "upgrade": "median_lambda.project.upgrade",
+    "artifact_sources": "median_lambda.build.sources",
+    "compile_artifact": "median_lambda.build.compile",
+    "check_artifact": "median_lambda.build.check",
+    "check_template": "median_lambda.cli.template_check",
+    "deploy_preflight": "median_lambda.cli.preflight",
+    "smoke_check": "median_lambda.cli.smoke_check",
+    "sam_local_check": "median_lambda.cli.local_check",
+    "port_free": "median_lambda.cli.port_free",
+}
+_SCRIPTS = re.compile(rf"^(?P<head>\s*(?:from|import)\s+)scripts\.(?P<name>{'|'.join(SCRIPTS)})\b", re.MULTILINE)
 _IMPORTS = (
     # from handler import tool / from handler.testing import MedianTestClient
     re.compile(
@@ -58,7 +79,8 @@ def imports_of_median_lambda(source: str) -> tuple[str, int]:
     for pattern in _IMPORTS:
         source, replaced = pattern.subn(r"\g<head>median_lambda\g<tail>", source)
         count += replaced
-    return source, count
+    source, replaced = _SCRIPTS.subn(lambda found: found["head"] + SCRIPTS[found["name"]], source)
+    return source, count + replaced
 
 
 def to_3_0_0(root: Path = ROOT) -> list[str]:
