@@ -447,7 +447,63 @@ def prove(scratch: Path) -> None:
         raise ProofFailed("the upgrade is not what a user must get:\n  " + "\n  ".join(problems))
     make(project, "build")
     run([str(project / ".venv" / "bin" / "median"), "check-artifact"], project)
-    step(f"passed in {time.monotonic() - started:.0f} s: a new project works at once, and {previous_tag} upgrades")
+    prove_the_next_upgrade(clone, scratch)
+    step(
+        f"passed in {time.monotonic() - started:.0f} s: a new project works at once, {previous_tag} upgrades, "
+        "and this version takes the next one with its own make upgrade"
+    )
+
+
+LIBRARY_VERSION = re.compile(r'^__version__ = "(\d+)\.(\d+)\.(\d+)"$', re.MULTILINE)
+A_LATER_LINE = "# A later release's line, which make upgrade brings into every project.\n"
+
+
+def prove_the_next_upgrade(clone: Path, scratch: Path) -> None:
+    """This version's own `make upgrade` (median upgrade), which the previous release's never runs: a project of
+    this version, worked in as a user, takes a later release (made here, in the clone: a line of template.yaml and
+    the library's version) with the library and the template's files together; then says there is nothing newer."""
+    version_file = clone / "median-lambda" / "src" / "median_lambda" / "_version.py"
+    found = LIBRARY_VERSION.search(version_file.read_text(encoding="utf-8"))
+    if found is None:
+        raise ProofFailed("median-lambda/src/median_lambda/_version.py holds no X.Y.Z version")
+    major, minor, patch = (int(part) for part in found.groups())
+    # Two versions no release of this repository has taken: this one, and the next.
+    this, later = f"v{major}.{minor}.{patch + 1}", f"v{major}.{minor}.{patch + 2}"
+    git(clone, "tag", this)
+    step(f"copy this version (tagged {this} in the clone) and work in it as a user")
+    project = scratch / "next"
+    copy(clone, project, this, {})
+    act_as_a_user(project, this)
+    users = files_under(project, USERS_OWN)
+    step(f"a later release, {later}: a line of template.yaml and median-lambda's version")
+    with (clone / "template.yaml").open("a", encoding="utf-8") as template:
+        template.write(A_LATER_LINE)
+    version_file.write_text(
+        LIBRARY_VERSION.sub(f'__version__ = "{major}.{minor}.{patch + 2}"', version_file.read_text(encoding="utf-8")),
+        encoding="utf-8",
+    )
+    git(clone, "commit", "--quiet", "-am", f"Release {later[1:]}, for the proof")
+    git(clone, "tag", later)
+    step(f"make upgrade: {this} -> the newest release, {later}")
+    make(project, "upgrade")
+    problems = [f"{name}: changed by the upgrade" for name, content in users.items()
+                if files_under(project, USERS_OWN).get(name) != content]  # fmt: skip
+    if not (project / "template.yaml").read_text(encoding="utf-8").endswith(A_LATER_LINE):
+        problems.append(f"template.yaml lacks {later}'s line")
+    if f'tag = "{later}"' not in (project / "pyproject.toml").read_text(encoding="utf-8"):
+        problems.append(f"pyproject.toml does not take median-lambda from {later}")
+    locked = re.search(
+        r'name = "median-lambda"\nversion = "([^"]+)"', (project / "uv.lock").read_text(encoding="utf-8")
+    )
+    if locked is None or locked[1] != later[1:]:
+        problems.append(f"uv.lock locks median-lambda {locked[1] if locked else 'nowhere'}, not {later[1:]}")
+    if problems:
+        raise ProofFailed(f"make upgrade to {later} is not what a user must get:\n  " + "\n  ".join(problems))
+    git(project, "add", "-A")
+    git(project, "commit", "--quiet", "-m", f"make upgrade to {later}")
+    said = run(["make", "--no-print-directory", "upgrade"], project, capture_output=True)
+    if "nothing to upgrade" not in said:
+        raise ProofFailed(f"make upgrade on the newest release did not say there was nothing to do: {said[-500:]}")
 
 
 def main(argv: list[str]) -> int:
