@@ -39,7 +39,8 @@ def generated_project(root: Path) -> Path:
     # From a clone with the working tree's changes committed: the project's uv.lock fetches median-lambda
     # from the commit copied, which a dirty checkout's (Copier's own temporary one) is not.
     template = template_clone(root)
-    command = [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "HEAD", str(template), str(project)]
+    command = [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "HEAD"]
+    command += [str(template), str(project)]
     # A user copies with `uvx copier copy`, so uv is on PATH for the task that writes uv.lock: the dev venv's here.
     environment = {name: value for name, value in os.environ.items() if not name.startswith(("MAKE", "VIRTUAL_ENV"))}
     environment["PATH"] = f"{REPO / '.venv' / 'bin'}{os.pathsep}{environment.get('PATH', '')}"
