@@ -67,10 +67,7 @@ USER_DEPENDENCY = '    "python-dateutil>=2.9",\n'
 USER_TOOL = """\
 from __future__ import annotations
 
-from dateutil import parser  # type: ignore[import-untyped]  # the user installs no stubs for it
-from pydantic import BaseModel, Field
-
-from {package} import Secret, Settings, ToolContext, ToolError, tool
+{imports}
 
 
 class LoyaltySettings(Settings):
@@ -289,12 +286,24 @@ def framework_package(tag: str) -> str:
     return "handler" if version_of(tag) < (3, 0, 0) else "median_lambda"
 
 
+def user_tool_imports(package: str) -> str:
+    """The tool's imports as ruff sorts them: handler is the project's own, median_lambda a dependency."""
+    dateutil = "from dateutil import parser  # type: ignore[import-untyped]  # the user installs no stubs for it"
+    framework = f"from {package} import Secret, Settings, ToolContext, ToolError, tool"
+    pydantic = "from pydantic import BaseModel, Field"
+    if package == "handler":
+        return f"{dateutil}\n{pydantic}\n\n{framework}"
+    return f"{dateutil}\n{framework}\n{pydantic}"
+
+
 def act_as_a_user(project: Path, tag: str) -> list[str]:
     """What a user does with a project copied from `tag` over a few weeks, committed; the template's files it changed
     beside template.yaml and pyproject.toml."""
     make(project, "new-tool", "NAME=loyalty_points")
     package = framework_package(tag)
-    (project / "tools" / "loyalty.py").write_text(USER_TOOL.format(package=package), encoding="utf-8")
+    (project / "tools" / "loyalty.py").write_text(
+        USER_TOOL.format(imports=user_tool_imports(package)), encoding="utf-8"
+    )
     (project / "tests" / "tools" / "test_loyalty.py").write_text(USER_TEST.format(package=package), encoding="utf-8")
     settings = project / "tools" / "settings.toml"
     text = settings.read_text(encoding="utf-8")
@@ -325,6 +334,7 @@ def act_as_a_user(project: Path, tag: str) -> list[str]:
         text.replace("\ndependencies = [\n", "\ndependencies = [\n" + USER_DEPENDENCY, 1), encoding="utf-8"
     )
     make(project, "lock")
+    make(project, "lint")
     git(project, "add", "-A")
     git(project, "commit", "--quiet", "-m", "A tool, its settings and its table of our own")
     return touched
