@@ -99,7 +99,7 @@ $(MUTATION_INSTALLED): pyproject.toml uv.lock $(MUTMUT_LOCK) $(INSTALLED)
 	$(PYTHON) -m venv $(MUTATION_VENV)
 	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(MUTATION_VENV) $(UV) sync --quiet --locked || $(STALE_LOCK)
 	$(BIN)/python -m median_lambda.project.lock tool-requirements --directory maintainers/tooling mutmut > $(MUTATION_VENV)/mutmut-requirements.txt
-	$(UV_ENV) $(UV) pip install --quiet --python $(MUTATION_VENV)/bin/python --require-hashes $(MUTATION_VENV)/mutmut-requirements.txt
+	$(UV_ENV) $(UV) pip install --quiet --python $(MUTATION_VENV)/bin/python --require-hashes -r $(MUTATION_VENV)/mutmut-requirements.txt
 	@touch $@
 
 mutate: $(MUTATION_INSTALLED) ## Mutation testing (mutmut) on the modules that guard signatures, money and sync

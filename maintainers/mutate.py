@@ -35,7 +35,11 @@ from typing import TextIO
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutmut"
-EQUIVALENTS = ROOT / "scripts" / "equivalent_mutants.toml"
+EQUIVALENTS = ROOT / "maintainers" / "equivalent_mutants.toml"
+# The library's package, which the copy holds at its top: mutmut puts only a copy's ./, src/ and source/
+# first on the tests' import path (ahead of the venv's editable install of median-lambda), and names
+# each mutant by its file's path from there, as the equivalents above list them.
+LIBRARY_PACKAGE = "median-lambda/src/median_lambda/"
 REQUIRED_SCORE = 0.90
 
 # Each module, and the narrowest tests that guard it: mutmut first runs them all to learn which
@@ -127,7 +131,7 @@ GUARDS: dict[str, list[str]] = {
     ],
 }
 
-# Where each module lives in handler/'s rooms (docs/layout.md); its name above is what
+# Where each module lives in median_lambda's rooms (docs/layout.md); its name above is what
 # `make mutate MODULES=...` takes and what .mutmut/<module>/ is called.
 SOURCES: dict[str, str] = {
     "signature": "median_lambda/request/signature.py",
@@ -209,12 +213,14 @@ def prepare(module: str) -> Path:
         source = ROOT / name
         if not source.is_file() or name.startswith(".mutmut/"):
             continue
+        if name.startswith(LIBRARY_PACKAGE):
+            name = name.removeprefix("median-lambda/src/")
         target = workdir / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
         tops.add(name.split("/", 1)[0])
     (workdir / ".venv").symlink_to(ROOT / ".venv")
-    missing = [path for path in GUARDS[module] if not (ROOT / path).is_file()]
+    missing = [path for path in GUARDS[module] if not (workdir / path).is_file()]
     if missing:
         raise SystemExit(f"The tests named to guard {module} are missing: {', '.join(missing)}")
     also_copy = sorted(tops - {"median_lambda", "tests", "pyproject.toml"})

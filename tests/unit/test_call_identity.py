@@ -220,3 +220,17 @@ def test_an_input_a_double_can_tell_keeps_the_identity_records_were_stored_under
     # THEN it is identified as before this rule: a record stored by the earlier version still answers its retry
     if not (isinstance(value, float) and value.is_integer() and abs(value) >= 2**53):
         assert as_identified(_Refund, document) is document
+
+
+@given(json_values)
+@example(3.0)
+@example(2**60)
+@example("9007199254740993")
+def test_beside_a_whole_float_past_2_53_every_other_integer_field_keeps_its_value(value: Any) -> None:
+    # GIVEN an integer field holding any value but a whole float past 2**53, beside a field that holds one
+    document = parsed({"cents": value, "rate": 9007199254740993.0})
+    # WHEN it is identified as dispatch identifies it
+    identified = as_identified(_Refund, document)
+    # THEN that field is identified as the earlier version identified it: only the rule's own numbers change
+    if not (isinstance(value, float) and value.is_integer() and abs(value) >= 2**53):
+        assert strict(identified["cents"]) == strict(document["cents"])
