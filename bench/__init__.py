@@ -8,7 +8,7 @@ A room per concern, in the order a run uses them:
   artifacts, the events.
 - `floors`: the least any correct endpoint must do, cold and warm.
 - `peer`: the same endpoint written by hand with Powertools; `bench_tools`: the tool all three serve.
-- `cold`, `warm`: timing new processes, and loops in this process.
+- `cold`, `warm`: timing new processes, and loops in this process; `breakdown`: a warm POST step by step.
 - `ratios`: a row as a ratio of paired samples, and the targets; `cases`: which row weighs what.
 - `ideas`: the alternatives bench/README.md weighs; `footprint`: imports, client, artifact size.
 - `report`: the table, bench/results.json, and the Markdown table.

@@ -15,20 +15,25 @@ named by $MEDIAN_TOOLS_PACKAGE), so it measures the same endpoint whatever `tool
              each: start Python, read the key (one GET to the extension's API with http.client,
              or `import boto3` and one GetSecretValue), check the HMAC, answer the prebuilt
              manifest. And against the peer's cold GET.
-  cold POST  the first call in a fresh process, no idempotency table (as `make serve` runs);
-             against the boto3 floor (the key through boto3), and against the peer's.
-  warm GET   lambda_handler in a loop; against the HMAC check and the answer. µs per call.
+  cold POST  the first call in a fresh process as deployed: the idempotency table named (moto's
+             DynamoDB), the key through the extension; against the table-on floor (the key,
+             the HMAC, boto3, one conditional PutItem, one UpdateItem), and against the peer's
+             with Powertools Idempotency on the same table.
+  warm GET   lambda_handler in a loop, reading the files the build writes as a deployed
+             container does; against the HMAC check and the answer. µs per call.
   warm POST  orderStatus through lambda_handler, each call with its own callId, a Lambda
-             context (so the time limit is armed), metrics printed; against the HMAC check,
-             json.loads, the order lookup and json.dumps of the output, and against the peer's.
+             context (so the time limit is armed), metrics printed, no table (as for a tool
+             declared idempotent=False); against the HMAC check, json.loads, the order lookup
+             and json.dumps of the output, and against the peer's; and each of its steps alone
+             (bench/breakdown.py): where its microseconds go.
 
 The peer (bench/peer.py) is the same endpoint written by hand the way a Powertools user would:
 APIGatewayHttpResolver, Parameters' get_secret through boto3, a pydantic model, the signature
-checked, nothing more.
+checked, Powertools Idempotency where the table is named, nothing more.
 
-Idempotency on (two DynamoDB writes per call, to moto's server) has rows of its own, with no
-target. Then the ideas bench/README.md weighs, measured the same way; the size of the `sam
-build` artifact (when `make build` has put the SAM CLI in .venv/sam-cli); `python -X
+Rows for information weigh the rest: the configurations without the table, a tool declared
+idempotent=False, the warm POST with the table. Then the ideas bench/README.md weighs, measured
+the same way; the size of the `sam build` artifact (when `make build` has put the SAM CLI in .venv/sam-cli); `python -X
 importtime` top 10 for median_lambda.app. Secrets Manager and DynamoDB are moto's server on a free
 loopback port, reached over HTTP. It prints a table and writes bench/results.json;
 `--markdown` prints that file as the README's table.
@@ -44,7 +49,7 @@ from pathlib import Path
 
 from bench.environment import ROOT
 from bench.plan import measure
-from bench.report import RESULTS, markdown, read_results, table, write_results
+from bench.report import RESULTS, markdown, markdown_breakdown, read_results, table, write_results
 
 
 def main() -> int:
@@ -62,9 +67,13 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--markdown", action="store_true", help="print bench/results.json as a Markdown table")
     parser.add_argument("--ideas", action="store_true", help="with --markdown: the ideas' rows too")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="with --markdown: where a warm POST's microseconds go, as a table"
+    )
     arguments = parser.parse_args()
     if arguments.markdown:
-        print(markdown(read_results(), with_ideas=arguments.ideas))
+        results = read_results()
+        print(markdown_breakdown(results) if arguments.breakdown else markdown(results, with_ideas=arguments.ideas))
         return 0
     # Absolute, as the processes run in the artifact's directory; not resolved, which would leave the venv.
     runtime_python = str(Path.cwd() / arguments.runtime_python)

@@ -1,8 +1,11 @@
 """The cases: what each row of the table weighs against what.
 
-The first eight carry issue 11's targets (bench/ratios.py's TARGETS); the rows for information
-weigh each configuration of ours against the peer, the peer against the floors, the two floors
-against each other, and idempotency on, with no target.
+The first eight carry the targets (bench/ratios.py's TARGETS): the cold POST as deployed (the
+idempotency table on, the key through the extension) against the least a table-on POST must do
+and against the peer with Powertools Idempotency on the same table; the warm POST without the
+table, as its floor makes no write. The rows for information weigh each other configuration of
+ours against the peer, the peer against the floors, the floors against each other, and the warm
+POST with the table, with no target.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ if TYPE_CHECKING:
     from bench.warm import WarmLoop, WarmLoops
 
 _DEFAULT = "the template's default: extension on"
+_DEPLOYED = "as deployed: the table on, the key through the extension"
 
 
 def key_read_through_extension(cold: ColdProcesses) -> bool:
@@ -32,8 +36,8 @@ def target_cases(cold: ColdProcesses, warm: WarmLoops) -> list[Case]:
         paired_case(cold.get_extension.name, "ms", cold.floor_extension, cold.get_extension, not_through_extension),
         paired_case(cold.get_boto3.name, "ms", cold.floor_boto3, cold.get_boto3),
         paired_case("cold GET against the peer's", "ms", cold.peer_get, cold.get_extension, _DEFAULT),
-        paired_case(cold.post_boto3.name, "ms", cold.floor_boto3, cold.post_boto3),
-        paired_case("cold POST against the peer's", "ms", cold.peer_post, cold.post_extension, _DEFAULT),
+        paired_case(cold.post_deployed.name, "ms", cold.floor_table, cold.post_deployed, _DEPLOYED),
+        paired_case("cold POST as deployed against the peer's", "ms", cold.peer_post_table, cold.post_deployed),
         paired_case("warm GET", "µs", warm.get["the floor"], warm.get["warm GET"]),
         paired_case("warm POST", "µs", warm.post["the floor"], warm.post["warm POST"]),
         paired_case("warm POST against the peer's", "µs", warm.post["the peer's warm POST"], warm.post["warm POST"]),
@@ -43,20 +47,34 @@ def target_cases(cold: ColdProcesses, warm: WarmLoops) -> list[Case]:
 def informational_cases(cold: ColdProcesses, warm: WarmLoops, idempotent: list[WarmLoop]) -> list[Case]:
     return [
         paired_case("the extension floor against the boto3 floor", "ms", cold.floor_boto3, cold.floor_extension),
-        paired_case(cold.post_extension.name, "ms", cold.floor_boto3, cold.post_extension, "against the boto3 floor"),
+        paired_case("the table-on floor against the boto3 floor", "ms", cold.floor_boto3, cold.floor_table),
+        paired_case(
+            "cold POST as deployed, the tool declared idempotent=False, against the peer's without the table",
+            "ms",
+            cold.peer_post,
+            cold.post_read,
+            "a pure read: no table for its calls",
+        ),
+        paired_case(cold.post_read.name, "ms", cold.floor_extension, cold.post_read, "against the extension floor"),
+        paired_case(cold.post_boto3.name, "ms", cold.floor_boto3, cold.post_boto3, "as make serve runs"),
+        paired_case(
+            "cold POST without the table, key through the extension, against the peer's without it",
+            "ms",
+            cold.peer_post,
+            cold.post_extension,
+        ),
         paired_case("cold GET, key through boto3, against the peer's", "ms", cold.peer_get, cold.get_boto3),
-        paired_case("cold POST, key through boto3, against the peer's", "ms", cold.peer_post, cold.post_boto3),
         paired_case("warm GET against the peer's", "µs", warm.get["the peer's warm GET"], warm.get["warm GET"]),
         paired_case("the peer's cold GET", "ms", cold.floor_boto3, cold.peer_get),
-        paired_case("the peer's cold POST", "ms", cold.floor_boto3, cold.peer_post),
+        paired_case("the peer's cold POST", "ms", cold.floor_table, cold.peer_post_table, "with the table"),
+        paired_case("the peer's cold POST without the table", "ms", cold.floor_boto3, cold.peer_post),
         paired_case("the peer's warm GET", "µs", warm.get["the floor"], warm.get["the peer's warm GET"]),
         paired_case("the peer's warm POST", "µs", warm.post["the floor"], warm.post["the peer's warm POST"]),
         paired_case(
-            "warm POST, idempotency on (moto's DynamoDB)",
+            "warm POST as deployed against the peer's, both with the table (moto's DynamoDB)",
             "ms",
             idempotent[0],
             idempotent[1],
-            "two writes per call, which the floor does not make",
+            "two writes per call each",
         ),
-        paired_case(cold.post_idempotent.name, "ms", cold.floor_boto3, cold.post_idempotent, "against the boto3 floor"),
     ]

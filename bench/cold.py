@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from bench.environment import get_event, post_event
-from bench.floors import FLOOR_COLD, FLOOR_EXTENSION_COLD
+from bench.floors import FLOOR_COLD, FLOOR_EXTENSION_COLD, FLOOR_TABLE_COLD
 from bench.ratios import Samples
 from tests.support.cold_start import ColdStart, cold_start
 
@@ -51,6 +51,7 @@ class ColdRunner(Samples):
     make_event: Callable[[], dict[str, Any]] = get_event
     expected_body: Any = None  # the manifest, parsed; None: any 200 with "ok": true (POST)
     modules: frozenset[str] = frozenset()
+    expected_status: int = 200  # another: any answer of that status
 
     def run(self) -> float:
         assert self.start is not None
@@ -58,7 +59,9 @@ class ColdRunner(Samples):
         response = started.response
         body = json.loads(response["body"])
         served = body == self.expected_body if self.expected_body is not None else body.get("ok") is True
-        if response["statusCode"] != 200 or not served:
+        if self.expected_status != 200:
+            served = True
+        if response["statusCode"] != self.expected_status or not served:
             raise SystemExit(f"{self.name}: answered {response['statusCode']}: {response['body'][:300]}")
         self.modules = started.modules
         return started.seconds * 1000
@@ -109,9 +112,19 @@ def floor_process(stage: Stage, name: str, script: str, environment: dict[str, s
     return ColdRunner(name, [], start, get_event, stage.served_manifest)
 
 
-def peer_process(stage: Stage, name: str, event: Callable[[], dict[str, Any]]) -> ColdRunner:
-    """bench/peer.py's handler answering one `event`; it reads the key through boto3, having no other way."""
-    start = script_start(stage.runtime_python, stage.artifact, stage.serve_boto3, PEER_COLD)
+def table_floor_process(stage: Stage, name: str = "the table-on floor", script: str = FLOOR_TABLE_COLD) -> ColdRunner:
+    """The table-on floor answering one call: the key through the extension, two writes to the table."""
+    start = script_start(stage.runtime_python, stage.artifact, stage.deployed, script)
+    return ColdRunner(name, [], start, post_event)
+
+
+def peer_process(
+    stage: Stage, name: str, event: Callable[[], dict[str, Any]], *, with_table: bool = False
+) -> ColdRunner:
+    """bench/peer.py's handler answering one `event`; it reads the key through boto3, having no other way.
+    `with_table`: its environment names the idempotency table, as a deployed stack's does."""
+    environment = stage.deployed_boto3 if with_table else stage.serve_boto3
+    start = script_start(stage.runtime_python, stage.artifact, environment, PEER_COLD)
     return ColdRunner(name, [], start, event, stage.served_manifest if event is get_event else None)
 
 
@@ -121,13 +134,16 @@ class ColdProcesses:
 
     floor_boto3: ColdRunner
     floor_extension: ColdRunner
+    floor_table: ColdRunner
     get_extension: ColdRunner
     get_boto3: ColdRunner
+    post_deployed: ColdRunner
+    post_read: ColdRunner
     post_extension: ColdRunner
     post_boto3: ColdRunner
     peer_get: ColdRunner
     peer_post: ColdRunner
-    post_idempotent: ColdRunner
+    peer_post_table: ColdRunner
 
     def runners(self) -> list[ColdRunner]:
         return [getattr(self, each.name) for each in fields(self)]
@@ -137,15 +153,27 @@ def cold_processes(stage: Stage) -> ColdProcesses:
     return ColdProcesses(
         floor_boto3=floor_process(stage, "the boto3 floor", FLOOR_COLD, stage.serve_boto3),
         floor_extension=floor_process(stage, "the extension floor", FLOOR_EXTENSION_COLD, stage.serve),
+        floor_table=table_floor_process(stage),
         get_extension=endpoint_process(stage, "cold GET, key through the extension", get_event, stage.deployed),
         get_boto3=endpoint_process(stage, "cold GET, key through boto3", get_event, stage.deployed_boto3),
-        post_extension=endpoint_process(stage, "cold POST, key through the extension", post_event, stage.serve),
-        post_boto3=endpoint_process(stage, "cold POST, key through boto3", post_event, stage.serve_boto3),
-        peer_get=peer_process(stage, "the peer's cold GET", get_event),
-        peer_post=peer_process(stage, "the peer's cold POST", post_event),
-        post_idempotent=endpoint_process(
-            stage, "cold POST, idempotency on (moto's DynamoDB)", post_event, stage.deployed
+        # As deployed: the table named (moto's DynamoDB, over HTTP), the key through the extension.
+        post_deployed=endpoint_process(stage, "cold POST as deployed", post_event, stage.deployed),
+        post_read=endpoint_process(
+            stage,
+            "cold POST as deployed, the tool declared idempotent=False",
+            post_event,
+            stage.deployed,
+            stage.read_only_artifact,
         ),
+        post_extension=endpoint_process(
+            stage, "cold POST without the table, key through the extension", post_event, stage.serve
+        ),
+        post_boto3=endpoint_process(
+            stage, "cold POST without the table, key through boto3", post_event, stage.serve_boto3
+        ),
+        peer_get=peer_process(stage, "the peer's cold GET", get_event),
+        peer_post=peer_process(stage, "the peer's cold POST without the table", post_event),
+        peer_post_table=peer_process(stage, "the peer's cold POST", post_event, with_table=True),
     )
 
 

@@ -86,11 +86,13 @@ class Stage:
     # set, as template.yaml's defaults make it; `_boto3`, the extension switched off.
     deployed: dict[str, str]
     deployed_boto3: dict[str, str]
-    # As `make serve` runs: no table, so a call runs its tool with no DynamoDB write, which is what
-    # the floor does. The POST targets are measured so; idempotency has rows of its own.
+    # As `make serve` runs: no table, so a call runs its tool with no DynamoDB write. The warm POST
+    # targets are measured so (the warm floor makes no write); the cold POST targets as deployed.
     serve: dict[str, str]
     serve_boto3: dict[str, str]
     artifact: Path  # laid out as `sam build` lays it, the prebuilt manifest and bench/peer.py in it
+    # The same, its orderStatus declared idempotent=False, as a pure read may be: no table for its calls.
+    read_only_artifact: Path
     manifest_path: Path
     manifest: str  # the prebuilt manifest's text, which the floors answer
     served_manifest: Any  # the same, parsed: what every GET must answer
@@ -107,6 +109,12 @@ def set_the_stage(stack: ExitStack, runtime_python: str) -> Stage:
     extension = stack.enter_context(SecretsExtensionStandIn(endpoint_url, SESSION_TOKEN))
     artifact = lay_out_artifact(work / "artifact", prebuilt_manifest=True)
     shutil.copy2(ROOT / "bench" / "peer.py", artifact / "bench" / "peer.py")
+    read_only = shutil.copytree(artifact, work / "read-only-artifact")
+    tool_module = read_only / "bench" / "bench_tools" / "orders.py"
+    declared, read_only_declared = '@tool(risk="low")', '@tool(risk="low", idempotent=False)'
+    if declared not in tool_module.read_text(encoding="utf-8"):
+        raise SystemExit(f"{tool_module.name} no longer declares orderStatus as {declared}: say how to make it a read")
+    tool_module.write_text(tool_module.read_text(encoding="utf-8").replace(declared, read_only_declared), "utf-8")
     manifest_path = artifact / "median_lambda" / PREBUILT_MANIFEST_FILE
     manifest = manifest_path.read_text(encoding="utf-8").strip()
     return Stage(
@@ -117,6 +125,7 @@ def set_the_stage(stack: ExitStack, runtime_python: str) -> Stage:
         serve=lambda_environment(endpoint_url, idempotency=False, extension_port=extension.port),
         serve_boto3=lambda_environment(endpoint_url, idempotency=False, extension_port=None),
         artifact=artifact,
+        read_only_artifact=read_only,
         manifest_path=manifest_path,
         manifest=manifest,
         served_manifest=json.loads(manifest),

@@ -59,6 +59,47 @@ connection.request("GET", {SECRETS_EXTENSION_PATH!r} + query, headers={{{SECRETS
 secret = json.loads(connection.getresponse().read())""",
 )
 
+# The least a cold POST as deployed must do: the key from the extension (as the extension floor
+# reads it) and the HMAC over the body; then what makes a call with a callId run at most once:
+# import boto3, make a DynamoDB client, one conditional PutItem (the call's in-progress mark,
+# refused if the callId has one), the tool's work (the order lookup, its answer's JSON), and one
+# UpdateItem (the answer recorded). The table is template.yaml's shape (key `id`, TTL `expiration`).
+FLOOR_TABLE_COLD = f"""
+import hashlib, hmac, json, os, sys, time
+import http.client, urllib.parse
+import boto3
+
+event = json.loads(sys.stdin.read())
+port = int(os.environ[{SECRETS_EXTENSION_PORT_ENV!r}])
+query = "?secretId=" + urllib.parse.quote(os.environ["MEDIAN_KEY_SECRET_ID"])
+connection = http.client.HTTPConnection({SECRETS_EXTENSION_HOST!r}, port, timeout=2)
+token = os.environ[{SECRETS_EXTENSION_TOKEN_ENV!r}]
+connection.request("GET", {SECRETS_EXTENSION_PATH!r} + query, headers={{{SECRETS_EXTENSION_TOKEN_HEADER!r}: token}})
+key = json.loads(connection.getresponse().read())["SecretString"].encode("utf-8")
+body = event["body"].encode("utf-8")
+t, v1 = (item.split("=", 1)[1] for item in event["headers"]["median-signature"].split(","))
+fresh = event["requestContext"]["http"]["method"] == "POST" and abs(time.time() - int(t)) <= 300
+ok = fresh and hmac.compare_digest(hmac.new(key, t.encode("ascii") + b"." + body, hashlib.sha256).hexdigest(), v1)
+text = '{{"error":{{"code":"unauthorized"}}}}'
+if ok:
+    call = json.loads(body)
+    table, dynamodb = os.environ["IDEMPOTENCY_TABLE"], boto3.client("dynamodb")
+    record = {{"id": {{"S": "floor#" + hashlib.sha256(call["callId"].encode("utf-8")).hexdigest()}}}}
+    mark = {{"status": {{"S": "INPROGRESS"}}, "expiration": {{"N": str(int(time.time()) + 3600)}}}}
+    dynamodb.put_item(TableName=table, Item={{**record, **mark}}, ConditionExpression="attribute_not_exists(id)")
+    from bench.bench_tools._orders import find_order, status_of
+    output = status_of(find_order(call["input"]["orderNumber"]))
+    text = json.dumps({{"version": 1, "ok": True, "output": output}}, separators=(",", ":"))
+    dynamodb.update_item(
+        TableName=table, Key=record, UpdateExpression="SET #status = :done, #data = :answer",
+        ExpressionAttributeNames={{"#status": "status", "#data": "data"}},
+        ExpressionAttributeValues={{":done": {{"S": "COMPLETED"}}, ":answer": {{"S": text}}}},
+    )
+answer = {{"statusCode": 200 if ok else 401, "headers": {{"Content-Type": "application/json"}},
+          "body": text, "isBase64Encoded": False}}
+sys.stdout.write(json.dumps({{"response": answer, "modules": sorted(sys.modules)}}))
+"""
+
 # What the standard library modules a cold GET imports beyond the extension floor cost it, one
 # group at a time: the handler's modules import these at the top.
 EXTENSION_FLOOR_IMPORTS = ("typing", "dataclasses", "pathlib, uuid")
@@ -91,6 +132,22 @@ class Probe(BaseModel):
     orderNumber: str
 Probe.model_validate_json('{"orderNumber": "ORD-1042"}', strict=True)
 """,
+)
+
+
+# The table-on floor plus the libraries the standard names for a POST, as FLOOR_WITH_LIBRARIES_COLD adds
+# them to the boto3 floor, and Powertools Idempotency: what a cold POST as deployed costs beyond this is
+# the handler's own.
+FLOOR_TABLE_WITH_LIBRARIES_COLD = FLOOR_TABLE_COLD.replace(
+    "import boto3\n",
+    """import boto3
+import aws_lambda_powertools.utilities.idempotency
+from pydantic import BaseModel
+class Probe(BaseModel):
+    orderNumber: str
+Probe.model_validate_json('{"orderNumber": "ORD-1042"}', strict=True)
+""",
+    1,
 )
 
 

@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.environment import ROOT
 from median_lambda.protocol import PREBUILT_MANIFEST_FILE, TOOLS_PACKAGE_ENV
+
+from bench.environment import ROOT
 
 if TYPE_CHECKING:
     from bench.cold import ColdProcesses
@@ -26,7 +27,7 @@ def imports_beyond_floors(cold: ColdProcesses) -> dict[str, Any]:
     return {
         "cold_get_imports_beyond_floor": sorted(set(cold.get_extension.modules) - set(cold.floor_extension.modules)),
         "cold_get_boto3_imports_beyond_floor": sorted(set(cold.get_boto3.modules) - set(cold.floor_boto3.modules)),
-        "cold_post_imports_beyond_floor": _top_level(set(cold.post_boto3.modules) - set(cold.floor_boto3.modules)),
+        "cold_post_imports_beyond_floor": _top_level(set(cold.post_deployed.modules) - set(cold.floor_table.modules)),
     }
 
 
@@ -92,11 +93,11 @@ def package_size(build_root: Path) -> dict[str, Any]:
 
 
 def import_time(python: str, env: dict[str, str], repeats: int = 3) -> dict[str, Any]:
-    """`python -X importtime -c 'import median_lambda.app'`: of `repeats` runs, the median one's top 10 by cumulative time."""
+    """`python -X importtime -c 'import handler.app'`: of `repeats` runs, the median one's top 10 by cumulative time."""
     runs: list[tuple[int, list[dict[str, Any]]]] = []
     for _ in range(repeats):
         finished = subprocess.run(  # noqa: S603 - this venv's Python running this bench's own scripts
-            [python, "-X", "importtime", "-c", "import median_lambda.app"],
+            [python, "-X", "importtime", "-c", "import handler.app"],
             env=env,
             capture_output=True,
             text=True,

@@ -9,12 +9,28 @@ handler does per call, done both ways. None of these rows has a target.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from bench.cold import endpoint_process, floor_process
-from bench.environment import SECRET_NAME, get_event, lay_out_shipped_artifact, post_event
-from bench.floors import EXTENSION_FLOOR_IMPORTS, FLOOR_GET_SECRET_COLD, FLOOR_WITH_LIBRARIES_COLD, with_imports
+from median_lambda.testing import call_body, signed_event
+
+from bench.cold import ColdRunner, endpoint_process, floor_process, table_floor_process
+from bench.environment import (
+    BENCH_KEY,
+    GATEWAY_HEADERS,
+    SECRET_NAME,
+    get_event,
+    lay_out_shipped_artifact,
+    post_event,
+)
+from bench.floors import (
+    EXTENSION_FLOOR_IMPORTS,
+    FLOOR_GET_SECRET_COLD,
+    FLOOR_TABLE_WITH_LIBRARIES_COLD,
+    FLOOR_WITH_LIBRARIES_COLD,
+    with_imports,
+)
 from bench.ratios import paired_case
 from bench.warm import WARM_POST_CALLS, WarmLoop, posts, run_warm
 from tests.support.cold_start import lay_out_artifact
@@ -22,7 +38,7 @@ from tests.support.cold_start import lay_out_artifact
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from bench.cold import ColdProcesses, ColdRunner
+    from bench.cold import ColdProcesses
     from bench.environment import Stage
     from bench.ratios import Case
     from bench.warm import Answer, WarmContenders
@@ -39,6 +55,9 @@ def cold_idea_pairs(stage: Stage, cold: ColdProcesses) -> list[tuple[ColdRunner,
     source = lay_out_artifact(stage.work / "source", prebuilt_manifest=False)
     floor_with_libraries = floor_process(
         stage, "the boto3 floor + pydantic + Powertools", FLOOR_WITH_LIBRARIES_COLD, stage.serve_boto3
+    )
+    table_floor_with_libraries = table_floor_process(
+        stage, "the table-on floor + pydantic + Powertools Idempotency", FLOOR_TABLE_WITH_LIBRARIES_COLD
     )
     return [
         (
@@ -92,7 +111,50 @@ def cold_idea_pairs(stage: Stage, cold: ColdProcesses) -> list[tuple[ColdRunner,
         ),
         (floor_with_libraries, cold.floor_boto3),
         (cold.post_boto3, floor_with_libraries),
+        (table_floor_with_libraries, cold.floor_table),
+        (cold.post_deployed, table_floor_with_libraries),
+        *tools_imported(stage),
     ]
+
+
+def tools_imported(stage: Stage) -> list[tuple[ColdRunner, ColdRunner]]:
+    """What importing every module of tools/ (yours: the examples, until you replace them) costs a cold POST:
+    a call that names no tool, answered 404, from an artifact of tools/ without median_lambda/tool_modules.json
+    (every module imported, as before the build wrote it) against one with it (none imported). The most
+    that importing only the called tool's module saves. None when tools/ cannot be built."""
+    import os
+    import shutil
+    import subprocess
+
+    from median_lambda.protocol import PREBUILT_TOOL_MODULES_FILE, TOOLS_PACKAGE_ENV
+    from median_lambda.runtime.env import forget_settings
+
+    served = os.environ.pop(TOOLS_PACKAGE_ENV)
+    forget_settings()
+    try:
+        indexed = lay_out_artifact(stage.work / "tools-indexed", prebuilt_manifest=True)
+    except subprocess.CalledProcessError as failed:
+        print(f"tools/ cannot be built, so its idea is skipped: {failed.stderr[-300:]!r}", file=sys.stderr)
+        return []
+    finally:
+        os.environ[TOOLS_PACKAGE_ENV] = served
+        forget_settings()
+    whole = shutil.copytree(indexed, stage.work / "tools-whole")
+    (whole / "median_lambda" / PREBUILT_TOOL_MODULES_FILE).unlink()
+    environment = {name: value for name, value in stage.deployed.items() if name != TOOLS_PACKAGE_ENV}
+
+    def no_such_tool() -> dict[str, Any]:
+        return signed_event("POST", call_body("benchNoSuchTool", {}), key=BENCH_KEY, headers=GATEWAY_HEADERS)
+
+    runners = []
+    for name, artifact in (
+        ("cold POST as deployed of tools/, a name it does not serve: every module imported", whole),
+        ("cold POST as deployed of tools/, a name it does not serve: none imported (tool_modules.json)", indexed),
+    ):
+        runner = endpoint_process(stage, name, no_such_tool, environment, artifact)
+        runner.expected_status = 404
+        runners.append(runner)
+    return [(runners[0], runners[1])]
 
 
 def cold_idea_cases(pairs: list[tuple[ColdRunner, ColdRunner]]) -> list[Case]:
@@ -124,8 +186,9 @@ def with_powertools_metrics(floor_post: Answer) -> Answer:
 
 
 def with_serialised_metrics(floor_post: Answer) -> Answer:
-    """The same, the line printed as median_lambda/runtime/observability.py prints it: serialize_metric_set, an encoder
-    built once, clear_metrics; whether metrics are off read once, not per flush."""
+    """The same, the line printed as handler/runtime/observability.py prints it, a copy of flush_metrics:
+    serialize_metric_set, an encoder built once, clear_metrics; whether metrics are off read once, not per flush.
+    What the public flush_metrics costs beyond it is what the copy saves."""
     from aws_lambda_powertools import Metrics
     from aws_lambda_powertools.metrics import MetricUnit
 
@@ -185,7 +248,8 @@ def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
     metric_loops = [
         WarmLoop("the floor", [], floor_post),
         WarmLoop(
-            "warm POST floor + Powertools Metrics, printed as median_lambda/runtime/observability.py does",
+            "warm POST floor + Powertools Metrics, printed as handler/runtime/observability.py does "
+            "(a copy of flush_metrics)",
             [],
             with_serialised_metrics(floor_post),
         ),

@@ -2,12 +2,17 @@
 
 Powertools' `APIGatewayHttpResolver` routes GET and POST; Parameters' `get_secret` reads the
 key through boto3 and caches it (for 300 s, the template's own cache, where its default is
-5 s); a pydantic model validates the input; the signature is checked as the protocol says.
-Nothing more: no metrics, no logs, no time limit, no idempotency, no base64 or size checks,
-one tool. Where a choice was open it takes the faster one, so that the race is against the
-strongest reasonable peer: the manifest is a JSON text written once at import (Median's own
-example, `orderStatus`), not built from the model at every GET; the model is plain pydantic,
-not the resolver's OpenAPI validation.
+5 s); a pydantic model validates the input; the signature is checked as the protocol says;
+where the function's environment names an idempotency table ($IDEMPOTENCY_TABLE, as every
+deployed stack's does), a call runs at most once per callId through Powertools Idempotency's
+public API (`idempotent_function` over a `DynamoDBPersistenceLayer` on that table, keyed on the
+callId, the Lambda context registered for the in-progress mark's lapse), as its documentation
+shows. Nothing more: no metrics, no logs, no time limit, no base64 or size checks, one tool.
+Where a choice was open it takes the faster one, so that the race is against the strongest
+reasonable peer: the manifest is a JSON text written once at import (Median's own example,
+`orderStatus`), not built from the model at every GET; the model is plain pydantic, not the
+resolver's OpenAPI validation; the record is keyed on the callId alone, with Powertools' own
+defaults for the rest (no check that a reused callId names the same call).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bench.bench_tools._orders import find_order, status_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 app = APIGatewayHttpResolver()
@@ -59,7 +66,7 @@ class OrderStatusInput(BaseModel):
     orderNumber: str = Field(description="The order number, like ORD-1042.")
 
 
-def _answer(status: int, body: dict[str, Any] | str) -> Response[str]:
+def _reply(status: int, body: dict[str, Any] | str) -> Response[str]:
     text = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
     return Response(status_code=status, content_type="application/json", body=text)
 
@@ -83,29 +90,63 @@ _UNAUTHORIZED = {"error": {"code": "unauthorized", "message": "The signature doe
 @app.get("/")
 def manifest() -> Response[str]:
     if not _signed(""):
-        return _answer(401, _UNAUTHORIZED)
-    return _answer(200, MANIFEST)
+        return _reply(401, _UNAUTHORIZED)
+    return _reply(200, MANIFEST)
 
 
 @app.post("/")
 def call() -> Response[str]:
     body = app.current_event.decoded_body or ""
     if not _signed(body):
-        return _answer(401, _UNAUTHORIZED)
+        return _reply(401, _UNAUTHORIZED)
     document = app.current_event.json_body
     if document.get("version") != 1 or document.get("op") != "call" or document.get("tool") != "orderStatus":
-        return _answer(400, {"version": 1, "ok": False, "error": {"code": "bad_request", "message": "Not a call."}})
+        return _reply(400, {"version": 1, "ok": False, "error": {"code": "bad_request", "message": "Not a call."}})
+    return _reply(*_answer(document))
+
+
+def _order_status(call: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """The call's answer: its status and body, as a JSON value Powertools can record."""
     try:
-        args = OrderStatusInput.model_validate(document.get("input", {}))
+        args = OrderStatusInput.model_validate(call.get("input", {}))
     except ValidationError as error:
         details = [{"field": ".".join(map(str, e["loc"])), "message": e["msg"]} for e in error.errors()]
         invalid = {"code": "invalid_input", "message": "Invalid input.", "details": details}
-        return _answer(422, {"version": 1, "ok": False, "error": invalid})
+        return 422, {"version": 1, "ok": False, "error": invalid}
     order = find_order(args.orderNumber)
     if order is None:
         declined = {"code": "tool_error", "message": "No order has that number."}
-        return _answer(200, {"version": 1, "ok": False, "error": declined})
-    return _answer(200, {"version": 1, "ok": True, "output": status_of(order)})
+        return 200, {"version": 1, "ok": False, "error": declined}
+    return 200, {"version": 1, "ok": True, "output": status_of(order)}
+
+
+def _at_most_once(table: str) -> Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]:
+    """_order_status through Powertools Idempotency on `table`, keyed on the callId."""
+    from aws_lambda_powertools.utilities.idempotency import (
+        DynamoDBPersistenceLayer,
+        IdempotencyConfig,
+        idempotent_function,
+    )
+
+    persistence = DynamoDBPersistenceLayer(table_name=table)
+    config = IdempotencyConfig(event_key_jmespath="callId")
+
+    @idempotent_function(data_keyword_argument="call", persistence_store=persistence, config=config)
+    def order_status(call: dict[str, Any]) -> dict[str, Any]:
+        status, body = _order_status(call)
+        return {"status": status, "body": body}
+
+    def answer(call: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        config.register_lambda_context(app.lambda_context)
+        recorded = order_status(call=call)
+        return recorded["status"], recorded["body"]
+
+    return answer
+
+
+# As the stack's environment says: at most once per callId where a table is named.
+_TABLE = os.environ.get("IDEMPOTENCY_TABLE")
+_answer = _at_most_once(_TABLE) if _TABLE else _order_status
 
 
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -10,12 +10,13 @@ import time
 from contextlib import ExitStack
 from typing import Any
 
+from bench.breakdown import time_breakdown
 from bench.cases import informational_cases, key_read_through_extension, target_cases
 from bench.cold import cold_processes, run_cold
 from bench.environment import set_the_stage
 from bench.footprint import client_creation_ms, import_time, imports_beyond_floors, package_size
 from bench.ideas import cold_idea_cases, cold_idea_pairs, warm_idea_cases
-from bench.warm import time_warm, time_warm_idempotent, warm_contenders
+from bench.warm import WARM_POST_CALLS, posts, time_warm, time_warm_idempotent, warm_contenders
 
 
 def measure(
@@ -29,15 +30,18 @@ def measure(
         cold = cold_processes(stage)
         cold_ideas = cold_idea_pairs(stage, cold) if with_ideas else []
         runners = cold.runners()
-        runners += [runner for runner, _ in cold_ideas if all(runner is not known for known in runners)]
+        for runner in (each for pair in cold_ideas for each in pair):
+            if all(runner is not known for known in runners):
+                runners.append(runner)
         print(f"cold: {cold_runs} rounds of {len(runners)} processes …", file=sys.stderr, flush=True)
         run_cold(runners, cold_runs)
 
         print(f"warm: {warm_rounds} rounds of each loop …", file=sys.stderr, flush=True)
         contenders = warm_contenders(stack, stage)
         warm = time_warm(contenders, warm_rounds)
+        breakdown = time_breakdown(contenders, posts(WARM_POST_CALLS), warm_rounds)
         warm_ideas = warm_idea_cases(contenders, warm_rounds) if with_ideas else []
-        idempotent = time_warm_idempotent(contenders, warm_rounds)
+        idempotent = time_warm_idempotent(contenders, stage, warm_rounds)
 
         cases = target_cases(cold, warm)
         informational = informational_cases(cold, warm, idempotent)
@@ -61,6 +65,7 @@ def measure(
         "key_read_through_extension": key_read_through_extension(cold),
         "cases": [case.as_json() for case in cases],
         "informational": [case.as_json() for case in informational],
+        "warm_post_breakdown": breakdown,
         "ideas": [case.as_json() for case in idea_cases],
         "client_creation_ms": round(creation, 2),
         **imports_beyond_floors(cold),

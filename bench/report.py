@@ -60,6 +60,11 @@ def table(results: dict[str, Any]) -> str:
                 f"{_amount(case['endpoint'], case['unit']):>9} {case['ratio']:>6.2f}x {_spread(case):>11}  "
                 f"{_verdict(case)}"
             )
+    breakdown = results.get("warm_post_breakdown")
+    if breakdown:
+        lines.append(f"\nwhere a warm POST's {breakdown['warm_post_us']:.1f} µs go (each step alone, same rounds):")
+        for row in breakdown["steps"]:
+            lines.append(f"  {row['us']:6.1f} µs  {row['share']:6.1%}  {row['step']}")
     lines.append(f"a new Secrets Manager client, its modules loaded: {results['client_creation_ms']:.0f} ms")
     lines.append(
         f"\ncold GET imports beyond the extension floor: {', '.join(results['cold_get_imports_beyond_floor'])}"
@@ -68,7 +73,7 @@ def table(results: dict[str, Any]) -> str:
         f"cold GET (boto3) imports beyond the boto3 floor: {', '.join(results['cold_get_boto3_imports_beyond_floor'])}"
     )
     beyond = ", ".join(f"{name} {count}" for name, count in results["cold_post_imports_beyond_floor"].items())
-    lines.append(f"cold POST (boto3) imports beyond the boto3 floor (modules per package): {beyond}")
+    lines.append(f"cold POST as deployed imports beyond the table-on floor (modules per package): {beyond}")
     package = results["package"]
     if "skipped" in package:
         lines.append(f"\npackage size: skipped: {package['skipped']}")
@@ -109,4 +114,15 @@ def markdown(results: dict[str, Any], *, with_ideas: bool = False) -> str:
                 f"| {_amount(case['endpoint'], case['unit'])} | {case['ratio']:.2f}x | {_spread(case)} "
                 f"| {_verdict(case) or label} |"
             )
+    return "\n".join(rows)
+
+
+def markdown_breakdown(results: dict[str, Any]) -> str:
+    """The warm POST's steps as a Markdown table: where its microseconds go."""
+    breakdown = results["warm_post_breakdown"]
+    rows = [
+        f"| step of a warm POST ({breakdown['warm_post_us']:.1f} µs in all) | µs | share |",
+        "| --- | ---: | ---: |",
+    ]
+    rows += [f"| {row['step']} | {row['us']:.1f} | {row['share']:.0%} |" for row in breakdown["steps"]]
     return "\n".join(rows)

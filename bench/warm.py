@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from median_lambda.testing import FakeLambdaContext
+
 from bench.environment import BENCH_KEY, IDEMPOTENCY_TABLE, get_event, post_event
 from bench.floors import make_floor_get, make_floor_post
 from bench.ratios import Samples
-from median_lambda.testing import FakeLambdaContext
 
 if TYPE_CHECKING:
     from contextlib import ExitStack
@@ -91,15 +92,18 @@ class WarmContenders:
 
 
 def warm_contenders(stack: ExitStack, stage: Stage) -> WarmContenders:
-    """The handler and the peer imported here, as `make serve` runs them, each checked against the floor."""
+    """The handler and the peer imported here, without the table as `make serve` runs them but from the
+    files the build writes, as a deployed container reads them; each checked against the floor."""
     os.environ.update(stage.serve)
     os.environ.pop("MEDIAN_DEV_KEY", None)
     # Metrics print a line per call, as on Lambda, where stdout goes to CloudWatch Logs.
     sink = stack.enter_context(Path(os.devnull).open("w", encoding="utf-8"))  # noqa: SIM115 - closed with the run's stack
     stack.enter_context(redirect_stdout(sink))
     import median_lambda.app
+
     from bench.peer import lambda_handler as peer_handler
 
+    serve_as_built(stack, stage.artifact)
     context = FakeLambdaContext(timeout_seconds=3600)
 
     def ours(event: dict[str, Any]) -> dict[str, Any]:
@@ -118,6 +122,30 @@ def warm_contenders(stack: ExitStack, stage: Stage) -> WarmContenders:
         if answers[0] != answers[1]:
             raise SystemExit(f"warm POST: {function.__name__} and the floor answer differently: {answers}")
     return WarmContenders(ours, theirs, floor_get, floor_post, get_event())
+
+
+def serve_as_built(stack: ExitStack, artifact: Path) -> None:
+    """The handler imported here reads what the build wrote into `artifact` (the manifest, the stages, the
+    tools' modules), as a deployed container reads them beside median_lambda/app.py; put back with the run's stack.
+
+    A source checkout has none of them, and reads tools/settings.toml for its stage at every request
+    (`make serve` must see it saved): a cost no deployed container pays, which a warm loop must not
+    measure either.
+    """
+    import median_lambda.app
+    from median_lambda.authoring import registry
+    from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_TOOL_MODULES_FILE
+
+    built = artifact / "median_lambda"
+    for module, name, file in (
+        (median_lambda.app, "PREBUILT_MANIFEST", PREBUILT_MANIFEST_FILE),
+        (median_lambda.app, "PREBUILT_STAGES", PREBUILT_STAGES_FILE),
+        (registry, "PREBUILT_TOOL_MODULES", PREBUILT_TOOL_MODULES_FILE),
+    ):
+        stack.callback(setattr, module, name, getattr(module, name))
+        setattr(module, name, str(built / file))
+    median_lambda.app.forget_manifest()
+    registry._prebuilt = None  # read anew from the artifact's file, as a new container would
 
 
 @dataclass(frozen=True)
@@ -151,13 +179,39 @@ def time_warm(contenders: WarmContenders, rounds: int) -> WarmLoops:
     return WarmLoops(get_loops, post_loops)
 
 
-def time_warm_idempotent(contenders: WarmContenders, rounds: int) -> list[WarmLoop]:
-    """The floor and a warm POST with the idempotency table named: two writes to moto's DynamoDB a call."""
+def peer_with_the_table(stage: Stage) -> Answer:
+    """bench/peer.py imported anew, as a deployed stack's environment makes it: at most once per callId,
+    through Powertools Idempotency on the idempotency table."""
+    import importlib.util
+
     os.environ["IDEMPOTENCY_TABLE"] = IDEMPOTENCY_TABLE
+    try:
+        spec = importlib.util.spec_from_file_location("bench.peer_with_the_table", stage.artifact / "bench" / "peer.py")
+        assert spec is not None and spec.loader is not None
+        peer = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(peer)
+    finally:
+        del os.environ["IDEMPOTENCY_TABLE"]
+    context = FakeLambdaContext(timeout_seconds=3600)
+
+    def theirs(event: dict[str, Any]) -> Any:
+        return peer.lambda_handler(event, context)
+
+    return theirs
+
+
+def time_warm_idempotent(contenders: WarmContenders, stage: Stage, rounds: int) -> list[WarmLoop]:
+    """A warm POST with the idempotency table named, and the peer's with it: two writes to moto's DynamoDB a call."""
+    theirs = peer_with_the_table(stage)
+    os.environ["IDEMPOTENCY_TABLE"] = IDEMPOTENCY_TABLE
+    from median_lambda.runtime.env import forget_settings
+
+    forget_settings()  # read once per container: this loop's container names the table
     loops = [
-        WarmLoop("the floor", [], contenders.floor_post),
-        WarmLoop("warm POST, idempotency on", [], contenders.ours),
+        WarmLoop("the peer's warm POST with the table", [], theirs),
+        WarmLoop("warm POST as deployed", [], contenders.ours),
     ]
     run_warm(loops, posts(WARM_IDEMPOTENT_CALLS), max(3, rounds // 3), unit="ms")
     del os.environ["IDEMPOTENCY_TABLE"]
+    forget_settings()
     return loops

@@ -67,7 +67,7 @@ USER_DEPENDENCY = '    "python-dateutil>=2.9",\n'
 USER_TOOL = """\
 from __future__ import annotations
 
-from dateutil import parser
+from dateutil import parser  # type: ignore[import-untyped]  # the user installs no stubs for it
 from pydantic import BaseModel, Field
 
 from {package} import Secret, Settings, ToolContext, ToolError, tool
@@ -137,10 +137,39 @@ def grant_the_pipeline_the_users_table(project: Path) -> list[str]:
     return ["pipeline/oidc-role.yaml"]
 
 
+# The framework's packages a 2.x project listed itself, which median-lambda brings from 3.0.0 on.
+FRAMEWORKS_OWN = ("aws-lambda-powertools", "pydantic")
+_CONFLICT = re.compile(
+    r"^<<<<<<< before updating\n(?P<yours>.*?)^=======\n(?P<theirs>.*?)^>>>>>>> after updating\n", re.M | re.S
+)
+
+
+def keep_the_users_dependencies(project: Path) -> list[str]:
+    """3.0.0: pyproject.toml's [project].dependencies, which the upgrade leaves in conflict where the user added a
+    package: the template's lines, with each package of the user's beneath them, not the framework's; then make lock."""
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+
+    def resolved(conflict: re.Match[str]) -> str:
+        yours = [
+            line
+            for line in conflict["yours"].splitlines(keepends=True)
+            if line.strip().startswith('"') and not line.strip().strip('"').startswith(FRAMEWORKS_OWN)
+        ]
+        return conflict["theirs"] + "".join(line for line in yours if line not in conflict["theirs"])
+
+    resolved_text = _CONFLICT.sub(resolved, text)
+    if resolved_text == text:
+        return []
+    pyproject.write_text(resolved_text, encoding="utf-8")
+    make(project, "lock")
+    return ["pyproject.toml", "uv.lock"]
+
+
 # What each version's "What you must do" (CHANGELOG.md) asks of this proof's user, by version: done after
 # an upgrade that crosses the version, and, by a user who copied that version or a later one, as they
 # add what it concerns (its docs say so from the start).
-USERS_MUST_DO = {(2, 0, 0): grant_the_pipeline_the_users_table}
+USERS_MUST_DO = {(2, 0, 0): grant_the_pipeline_the_users_table, (3, 0, 0): keep_the_users_dependencies}
 
 
 def step(message: str) -> None:
@@ -303,7 +332,7 @@ def act_as_a_user(project: Path, tag: str) -> list[str]:
 
 def migrated(project: Path, name: str, content: bytes, previous_tag: str) -> bytes:
     """A user's file as the migrations of the versions after `previous_tag` leave it (copier.yml's _migrations):
-    3.0.0 rewrites the framework's imports, then sorts and formats the file with the project's own ruff."""
+    3.0.0 rewrites the framework's imports, then sorts them with the project's own ruff."""
     if version_of(previous_tag) >= (3, 0, 0) or not name.endswith(".py"):
         return content
     from median_lambda.project.migrations import imports_of_median_lambda
@@ -312,11 +341,8 @@ def migrated(project: Path, name: str, content: bytes, previous_tag: str) -> byt
     if not count:
         return content
     ruff = str(project / ".venv" / "bin" / "ruff")
-    for command in (["check", "--fix", "--quiet", "--select", "I"], ["format", "--quiet"]):
-        sorted_source = run([ruff, *command, "--stdin-filename", str(project / name), "-"], project, input=source,
-                            capture_output=True)  # fmt: skip
-        source = sorted_source or source
-    return source.encode("utf-8")
+    sort = [ruff, "check", "--fix", "--quiet", "--select", "I", "--stdin-filename", str(project / name), "-"]
+    return (run(sort, project, input=source, capture_output=True) or source).encode("utf-8")
 
 
 def files_under(root: Path, folders: tuple[str, ...]) -> dict[str, bytes]:
@@ -421,7 +447,63 @@ def prove(scratch: Path) -> None:
         raise ProofFailed("the upgrade is not what a user must get:\n  " + "\n  ".join(problems))
     make(project, "build")
     run([str(project / ".venv" / "bin" / "median"), "check-artifact"], project)
-    step(f"passed in {time.monotonic() - started:.0f} s: a new project works at once, and {previous_tag} upgrades")
+    prove_the_next_upgrade(clone, scratch)
+    step(
+        f"passed in {time.monotonic() - started:.0f} s: a new project works at once, {previous_tag} upgrades, "
+        "and this version takes the next one with its own make upgrade"
+    )
+
+
+LIBRARY_VERSION = re.compile(r'^__version__ = "(\d+)\.(\d+)\.(\d+)"$', re.MULTILINE)
+A_LATER_LINE = "# A later release's line, which make upgrade brings into every project.\n"
+
+
+def prove_the_next_upgrade(clone: Path, scratch: Path) -> None:
+    """This version's own `make upgrade` (median upgrade), which the previous release's never runs: a project of
+    this version, worked in as a user, takes a later release (made here, in the clone: a line of template.yaml and
+    the library's version) with the library and the template's files together; then says there is nothing newer."""
+    version_file = clone / "median-lambda" / "src" / "median_lambda" / "_version.py"
+    found = LIBRARY_VERSION.search(version_file.read_text(encoding="utf-8"))
+    if found is None:
+        raise ProofFailed("median-lambda/src/median_lambda/_version.py holds no X.Y.Z version")
+    major, minor, patch = (int(part) for part in found.groups())
+    # Two versions no release of this repository has taken: this one, and the next.
+    this, later = f"v{major}.{minor}.{patch + 1}", f"v{major}.{minor}.{patch + 2}"
+    git(clone, "tag", this)
+    step(f"copy this version (tagged {this} in the clone) and work in it as a user")
+    project = scratch / "next"
+    copy(clone, project, this, {})
+    act_as_a_user(project, this)
+    users = files_under(project, USERS_OWN)
+    step(f"a later release, {later}: a line of template.yaml and median-lambda's version")
+    with (clone / "template.yaml").open("a", encoding="utf-8") as template:
+        template.write(A_LATER_LINE)
+    version_file.write_text(
+        LIBRARY_VERSION.sub(f'__version__ = "{major}.{minor}.{patch + 2}"', version_file.read_text(encoding="utf-8")),
+        encoding="utf-8",
+    )
+    git(clone, "commit", "--quiet", "-am", f"Release {later[1:]}, for the proof")
+    git(clone, "tag", later)
+    step(f"make upgrade: {this} -> the newest release, {later}")
+    make(project, "upgrade")
+    problems = [f"{name}: changed by the upgrade" for name, content in users.items()
+                if files_under(project, USERS_OWN).get(name) != content]  # fmt: skip
+    if not (project / "template.yaml").read_text(encoding="utf-8").endswith(A_LATER_LINE):
+        problems.append(f"template.yaml lacks {later}'s line")
+    if f'tag = "{later}"' not in (project / "pyproject.toml").read_text(encoding="utf-8"):
+        problems.append(f"pyproject.toml does not take median-lambda from {later}")
+    locked = re.search(
+        r'name = "median-lambda"\nversion = "([^"]+)"', (project / "uv.lock").read_text(encoding="utf-8")
+    )
+    if locked is None or locked[1] != later[1:]:
+        problems.append(f"uv.lock locks median-lambda {locked[1] if locked else 'nowhere'}, not {later[1:]}")
+    if problems:
+        raise ProofFailed(f"make upgrade to {later} is not what a user must get:\n  " + "\n  ".join(problems))
+    git(project, "add", "-A")
+    git(project, "commit", "--quiet", "-m", f"make upgrade to {later}")
+    said = run(["make", "--no-print-directory", "upgrade"], project, capture_output=True)
+    if "nothing to upgrade" not in said:
+        raise ProofFailed(f"make upgrade on the newest release did not say there was nothing to do: {said[-500:]}")
 
 
 def main(argv: list[str]) -> int:

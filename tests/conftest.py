@@ -280,6 +280,11 @@ class LogCapture:
         documents = [json.loads(line) for line in self.text().splitlines() if line.startswith("{")]
         return [document for document in documents if "_aws" not in document]
 
+    def metrics(self) -> list[dict[str, Any]]:
+        """The invocations' EMF lines, without the ColdStart line Powertools adds to a container's first flush."""
+        documents = [json.loads(line) for line in self.text().splitlines() if line.startswith('{"_aws"')]
+        return [document for document in documents if "ColdStart" not in document]
+
 
 class _CurrentStdout:
     """Writes to whatever sys.stdout is at the moment of writing, as print() does."""

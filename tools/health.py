@@ -7,6 +7,7 @@ from median_lambda import ToolContext, diagnostics
 from tools._sample_store import ORDERS
 
 
+# Diagnostics only read: they never go through the idempotency table, whatever Median's call carries.
 @diagnostics
 def health(ctx: ToolContext) -> dict[str, object]:
     """Report that the order store answers, without exposing any order."""

@@ -25,7 +25,9 @@ class OrderStatusInput(BaseModel):
     orderNumber: str = Field(description="The order number, like ORD-1042.")
 
 
-@tool(risk="low")
+# A pure read: running it twice changes nothing, so it need not go through the idempotency table
+# (idempotent=False), and a call to it costs no DynamoDB request (docs/writing-tools.md).
+@tool(risk="low", idempotent=False)
 def order_status(args: OrderStatusInput) -> dict[str, object]:
     """Look up the status of one of the customer's orders."""
     order = _order(args.orderNumber)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from median_lambda import ToolError, tool
 from pydantic import BaseModel, Field
 
 from bench.bench_tools._orders import find_order, status_of
-from median_lambda import ToolError, tool
 
 
 class OrderStatusInput(BaseModel):

@@ -41,7 +41,7 @@ from median_lambda.project.sam_config import (
     load_template,
     parameter_overrides,
 )
-from median_lambda.testing.moto_server import aws_environment
+from median_lambda.testing.moto_server import aws_environment, run_credentials
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -141,8 +141,7 @@ def first_deploy(directory: Path, endpoint: str, samconfig: str) -> FirstDeploy:
     on_moto, unset = aws_environment(endpoint, PROFILE_REGION)
     shell = {name: value for name, value in os.environ.items() if name not in unset and not name.startswith("AWS_")}
     preflight = converse(
-        [sys.executable, "-m", "median_lambda.cli.preflight", "--config", str(directory / SAMCONFIG.name),
-         "--template", str(directory / TEMPLATE.name)],
+        [sys.executable, "-m", "median_lambda", "deploy", "--preflight", "--config-file", str(directory / SAMCONFIG.name)],  # noqa: E501
         ROOT,
         {**shell, **on_moto},
         prompts_on_stderr=True,
@@ -166,12 +165,13 @@ def first_deploy(directory: Path, endpoint: str, samconfig: str) -> FirstDeploy:
 def key_secret(median_aws_endpoint: str) -> Iterator[None]:
     """The key's secret samconfig.toml names, in the profile's region on moto: a first deploy has created it."""
     _, secret = names()
+    credential = run_credentials()  # the run's own: the local moto answers no other
     client = boto3.client(
         "secretsmanager",
         endpoint_url=median_aws_endpoint,
         region_name=PROFILE_REGION,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
+        aws_access_key_id=credential.access_key_id,
+        aws_secret_access_key=credential.secret_access_key,
     )
     client.create_secret(Name=secret, SecretString="mk_test_key")
     yield

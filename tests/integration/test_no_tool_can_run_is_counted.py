@@ -3,7 +3,6 @@ alarm, and so a gradual deploy's rollback, watch. Each such request is also a 50
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import TYPE_CHECKING
 
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def crashes_counted(logs: LogCapture) -> list[str]:
-    metrics = [json.loads(line) for line in logs.lines() if line.startswith('{"_aws"')]
+    metrics = logs.metrics()
     return [metric["tool"] for metric in metrics if "ToolCrashes" in metric]
 
 

@@ -140,7 +140,7 @@ def register_a_healthy_tool() -> None:
 
 
 def crashes_counted(logs: LogCapture) -> list[str]:
-    metrics = [json.loads(line) for line in logs.lines() if line.startswith('{"_aws"')]
+    metrics = logs.metrics()
     return [metric["tool"] for metric in metrics if "ToolCrashes" in metric]
 
 

@@ -494,7 +494,7 @@ def test_a_tools_duration_is_recorded_in_milliseconds(
     # WHEN it is called
     client.call("takeItsTime", {})
     # THEN its ToolDuration metric, in milliseconds as the unit says, is at least 50
-    [emf] = [json.loads(line) for line in logs.lines() if line.startswith('{"_aws"')]
+    [emf] = logs.metrics()
     [duration] = [
         metric for metric in emf["_aws"]["CloudWatchMetrics"][0]["Metrics"] if metric["Name"] == "ToolDuration"
     ]

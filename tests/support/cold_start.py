@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from median_lambda.build.sources import copy_library_runtime
-from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE
+from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_TOOL_MODULES_FILE
 from median_lambda.runtime.env import tools_package
 from median_lambda.testing import TestAnswer, answer_of
 
@@ -42,12 +42,18 @@ class Context:
 event = json.loads(sys.stdin.read())
 for name in filter(None, os.environ.get("MEDIAN_COLD_PREIMPORT", "").split(",")):
     __import__(name)
-from handler.app import lambda_handler
+from median_lambda.app import lambda_handler
 response = lambda_handler(event, Context())
 # On a line of its own and last: the handler's log lines and metrics share stdout, as on Lambda.
 sys.stdout.write("\\n" + json.dumps({"response": response, "modules": sorted(sys.modules)}) + "\\n")
 """
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# What the build writes beside median_lambda/app.py, each by a command of `median` (median build-artifact).
+_BUILT_FILES = {
+    "manifest": PREBUILT_MANIFEST_FILE,
+    "stages": PREBUILT_STAGES_FILE,
+    "tool-modules": PREBUILT_TOOL_MODULES_FILE,
+}
 
 
 @dataclass(frozen=True)
@@ -64,13 +70,13 @@ class ColdStart:
 
 def lay_out_artifact(directory: Path, *, prebuilt_manifest: bool = True) -> Path:
     """handler/, median-lambda's runtime and the tools package copied to `directory` as `sam build` lays
-    them out, with the manifest and the stages the build writes (`median manifest`, `median stages`)
-    when `prebuilt_manifest`.
+    them out, with the manifest, the stages and the tools' modules the build writes (`median manifest`,
+    `median stages`, `median tool-modules`) when `prebuilt_manifest`.
 
     The tools package is the one served here: `tools`, or the one $MEDIAN_TOOLS_PACKAGE names,
     copied to the same import path (give `cold_start` the same variable to serve it).
     """
-    ignore = shutil.ignore_patterns("__pycache__", PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE)
+    ignore = shutil.ignore_patterns("__pycache__", *_BUILT_FILES.values())
     package = tools_package()
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -79,7 +85,7 @@ def lay_out_artifact(directory: Path, *, prebuilt_manifest: bool = True) -> Path
     copy_library_runtime(directory)
     shutil.copytree(spec.submodule_search_locations[0], directory.joinpath(*package.split(".")), ignore=ignore)
     if prebuilt_manifest:
-        for command, written in (("manifest", PREBUILT_MANIFEST_FILE), ("stages", PREBUILT_STAGES_FILE)):
+        for command, written in _BUILT_FILES.items():
             printed = subprocess.run(  # noqa: S603 - this interpreter, the handler's own CLI, a fixed command
                 [sys.executable, "-m", "median_lambda", command], cwd=_PROJECT_ROOT, check=True, capture_output=True
             )

@@ -17,6 +17,8 @@ COPIER = REPO / ".venv" / "copier" / "bin" / "copier"
 
 def run(command: list[str], cwd: Path) -> str:
     environment = {name: value for name, value in os.environ.items() if not name.startswith(("MAKE", "VIRTUAL_ENV"))}
+    # These projects are copied to compare and merge files, never to install: the template's lock task skips.
+    environment["MEDIAN_RENDER_ONLY"] = "1"
     done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, check=False)  # noqa: S603
     assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr

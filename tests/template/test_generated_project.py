@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from maintainers.template_proof import template_clone
 from tests.project_copy import REPO, fenced_snippets
 
 if TYPE_CHECKING:
@@ -26,15 +27,24 @@ if TYPE_CHECKING:
 COPIER = REPO / ".venv" / "copier" / "bin" / "copier"
 # A shell's own variables: nothing the framework's tests set (fake AWS credentials, a tools package,
 # a dev key file, make's flags) reaches the project's make.
+# The network's settings (a proxy, a company's CA, a package index) reach it as they reach a user's.
 _SHELL = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
+_NETWORK = ("SSL_CERT_FILE", "SSL_CERT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "UV_", "PIP_")
 _TIMEOUT_SECONDS = 600
 
 
 def generated_project(root: Path) -> Path:
     """A project as `copier copy` writes it from this working tree, with the default answers."""
     project = root / "project"
-    command = [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "HEAD", str(REPO), str(project)]
-    copied = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
+    # From a clone with the working tree's changes committed: the project's uv.lock fetches median-lambda
+    # from the commit copied, which a dirty checkout's (Copier's own temporary one) is not.
+    template = template_clone(root)
+    command = [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "HEAD"]
+    command += [str(template), str(project)]
+    # A user copies with `uvx copier copy`, so uv is on PATH for the task that writes uv.lock: the dev venv's here.
+    environment = {name: value for name, value in os.environ.items() if not name.startswith(("MAKE", "VIRTUAL_ENV"))}
+    environment["PATH"] = f"{REPO / '.venv' / 'bin'}{os.pathsep}{environment.get('PATH', '')}"
+    copied = subprocess.run(command, env=environment, capture_output=True, text=True, check=False)  # noqa: S603
     assert copied.returncode == 0, copied.stderr
     return project
 
@@ -43,7 +53,7 @@ def _run(project: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # noqa: S603 - make and bash, with the project's own targets and the README's lines
         command,
         cwd=project,
-        env={name: os.environ[name] for name in _SHELL if name in os.environ},
+        env={name: value for name, value in os.environ.items() if name in _SHELL or name.upper().startswith(_NETWORK)},
         capture_output=True,
         text=True,
         timeout=_TIMEOUT_SECONDS,

@@ -1,7 +1,7 @@
 """What the README's "Make it yours" removed stays removed through Copier's next runs: `copier recopy`, and a
 `copier update` to a version that changed the examples.
 
-The pinned Copier (as `make upgrade` runs it), on a clone of this working tree (scripts.template_proof's,
+The pinned Copier (as `make upgrade` runs it), on a clone of this working tree (maintainers.template_proof's,
 with the releases tagged), into a project whose examples are deleted with the README's own commands.
 """
 
@@ -11,8 +11,8 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
-from scripts.template_proof import template_clone
 
+from maintainers.template_proof import template_clone
 from tests.template.copier_runs import commit_all, copier, git, run
 from tests.template.test_generated_project import _make_it_yours
 
@@ -41,10 +41,10 @@ def made_yours(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     template = template_clone(scratch)
     project = scratch / "project"
     copier(scratch, "copy", "--vcs-ref", "HEAD", str(template), str(project))
-    # The README's commands run the removal script with the project's venv: this interpreter stands in for it.
-    (project / ".venv" / "bin").mkdir(parents=True)
-    (project / ".venv" / "bin" / "python").symlink_to(sys.executable)
-    run(["bash", "-euc", _make_it_yours()], project)
+    # The README's `make remove-examples` runs `median remove-examples` in the project's venv: this
+    # interpreter's median-lambda stands in for it (tests/integration/test_readme.py holds the README to it).
+    assert _make_it_yours(project).strip() == "make remove-examples"
+    run([sys.executable, "-m", "median_lambda", "remove-examples"], project)
     git(project, "init", "--quiet")
     commit_all(project, "copier copy, made ours")
     assert examples_left(project) == []

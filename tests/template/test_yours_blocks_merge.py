@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from scripts.template_proof import template_clone
 
+from maintainers.template_proof import template_clone
 from tests.template.copier_runs import commit_all, copier, git
 
 if TYPE_CHECKING:

@@ -7,9 +7,14 @@ fixture (conftest.py) gives every test the shipped orders.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 from median_lambda.rules import check_manifest
 from median_lambda.testing import MedianTestClient
+
+if TYPE_CHECKING:
+    from median_lambda.testing import MedianAWS
 
 # The one tool of the example answer on Median's GET page, which orderStatus copies (the template's
 # own tests keep the page's whole answer; a project keeps this test, so it keeps the entry).
@@ -43,6 +48,21 @@ def test_order_status_answers_the_order(median: MedianTestClient) -> None:
         "carrier": "UPS",
         "tracking": "1Z999AA10123456784",
     }
+
+
+def test_order_status_reads_afresh_on_a_retry_and_writes_no_record(
+    median: MedianTestClient, median_aws: MedianAWS
+) -> None:
+    # GIVEN the idempotency table on, as deployed, and ORD-1043's status asked
+    table = median_aws.idempotency_table()
+    first = median.call("orderStatus", {"orderNumber": "ORD-1043"})
+    # WHEN the order is cancelled, and Median retries the status call with the same callId
+    median.call("cancelOrder", {"orderNumber": "ORD-1043", "reason": "changed_mind"})
+    retried = median.retry()
+    # THEN the retry reads the order as it is now, not the first answer: orderStatus declares it may run
+    # twice (a pure read), so its calls write no record: the one in the table is the cancellation's
+    assert (first.body["output"]["status"], retried.body["output"]["status"]) == ("processing", "cancelled")
+    assert len(median_aws.client("dynamodb").scan(TableName=table)["Items"]) == 1
 
 
 def test_an_unknown_order_is_a_tool_error_for_the_agent(median: MedianTestClient) -> None:

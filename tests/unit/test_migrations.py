@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+from pathlib import Path
 
 import pytest
-from median_lambda.project.migrations import imports_of_median_lambda, to_3_0_0
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from median_lambda.project.migrations import imports_of_median_lambda, to_3_0_0, to_3_0_0_sorted
 
 
 @pytest.mark.parametrize(
@@ -64,3 +62,80 @@ def test_the_project_s_own_files_are_migrated_and_each_is_named(tmp_path: Path) 
         "tests/tools/test_loyalty.py: 1 import of handler now of median_lambda",
     ]
     assert again == []
+
+
+def _project_with_ruff(root: Path, pyproject: str) -> None:
+    (root / ".venv" / "bin").mkdir(parents=True)
+    (root / ".venv" / "bin" / "ruff").symlink_to(Path(sys.executable).with_name("ruff"))
+    (root / "pyproject.toml").write_text(pyproject)
+    (root / "tools").mkdir()
+    (root / "tools" / "x.py").write_text(A_2X_TOOL)
+
+
+# A 2.x tool: the framework's import apart, as the project's own package was sorted then.
+A_2X_TOOL = "from __future__ import annotations\n\nfrom pydantic import BaseModel\n\nfrom handler import tool\n"
+SORTED = "from __future__ import annotations\n\nfrom median_lambda import tool\nfrom pydantic import BaseModel\n"
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [
+        "[tool.ruff]\nline-length = 120\n",
+        "[project]\n<<<<<<< before updating\nname = 'a'\n=======\n>>>>>>> after updating\n",
+    ],
+    ids=["its settings", "a pyproject.toml the merge left in conflict"],
+)
+def test_the_rewritten_imports_are_sorted_by_the_projects_ruff(tmp_path: Path, pyproject: str) -> None:
+    # GIVEN a 2.x project with its venv's ruff, its settings readable or not
+    _project_with_ruff(tmp_path, pyproject)
+    # WHEN 3.0.0's migration runs
+    said = to_3_0_0_sorted(tmp_path)
+    # THEN median_lambda's import sits with the third-party ones, as make lint wants, and nothing more is asked
+    assert (tmp_path / "tools" / "x.py").read_text() == SORTED
+    assert said == ["tools/x.py: 1 import of handler now of median_lambda"]
+
+
+def test_without_a_venv_it_says_to_make_format(tmp_path: Path) -> None:
+    # GIVEN a 2.x project checked out without its venv
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "x.py").write_text(A_2X_TOOL)
+    # WHEN 3.0.0's migration runs
+    said = to_3_0_0_sorted(tmp_path)
+    # THEN it rewrites the import and says how to sort it
+    assert said[-1] == "run `make format` once `make install` has made the venv: ruff sorts median_lambda's imports"
+
+
+def test_the_contract_suite_a_2x_project_held_is_left_to_the_upgrade(tmp_path: Path) -> None:
+    # GIVEN a 2.x project's tests/contract/, which was the template's and the upgrade deletes
+    (tmp_path / "tests" / "contract").mkdir(parents=True)
+    (tmp_path / "tests" / "contract" / "deployed.py").write_text("from handler.testing import signed_event\n")
+    # WHEN 3.0.0's migration runs
+    # THEN it is not touched: the upgrade knows it unchanged, and deletes it
+    assert to_3_0_0(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (
+            "from scripts.remove_example_blocks import FILES, main\n",
+            "from median_lambda.project.examples import FILES, main\n",
+        ),
+        (
+            "from scripts.sam_settings import load_template\n",
+            "from median_lambda.project.sam_config import load_template\n",
+        ),
+        ("import scripts.check_template\n", "import median_lambda.cli.template_check\n"),
+    ],
+)
+def test_an_import_of_a_2x_helper_of_scripts_becomes_its_median_lambda_module(before: str, after: str) -> None:
+    # WHEN a test of the user's that imported a helper of the 2.x project's scripts/ is migrated
+    # THEN it imports the module of median-lambda that helper is now
+    assert imports_of_median_lambda(before) == (after, 1)
+
+
+def test_a_scripts_module_of_the_users_own_is_left_alone() -> None:
+    assert imports_of_median_lambda("from scripts.seed_my_table import seed\n") == (
+        "from scripts.seed_my_table import seed\n",
+        0,
+    )

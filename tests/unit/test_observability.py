@@ -42,7 +42,16 @@ print("XRAY-SDK-LOADED" if "aws_xray_sdk" in sys.modules else "XRAY-SDK-NOT-LOAD
 
 
 def emf_lines(lines: list[str]) -> list[dict[str, Any]]:
+    """The invocations' EMF lines, without Powertools' ColdStart line, which a container's first flush adds."""
+    return [document for document in every_emf_line(lines) if "ColdStart" not in document]
+
+
+def every_emf_line(lines: list[str]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.startswith('{"_aws"')]
+
+
+def cold_start_lines(lines: list[str]) -> list[dict[str, Any]]:
+    return [document for document in every_emf_line(lines) if "ColdStart" in document]
 
 
 def dimensions_and_metrics(emf: dict[str, Any]) -> tuple[set[str], set[str]]:
@@ -175,8 +184,8 @@ def test_metrics_switched_off_the_powertools_way_print_no_emf_line(switch: dict[
     # GIVEN a container whose environment switches metrics off as Powertools documents it
     # WHEN it serves a GET and a call
     lines = cold_container(switch)
-    # THEN no EMF line is printed
-    assert emf_lines(lines) == []
+    # THEN no EMF line is printed, not even its ColdStart metric
+    assert every_emf_line(lines) == []
 
 
 def test_tracing_is_off_by_default_and_costs_no_import() -> None:
@@ -353,15 +362,85 @@ def test_powertools_service_name_names_the_logs_metrics_service(environment: dic
         timeout=120,
         check=True,
     ).stdout.splitlines()
-    # THEN every EMF line's service dimension, and every log line's service, is that one
+    # THEN every EMF line's service dimension (one a call, and the container's ColdStart), and every log
+    # line's service, is that one
     documents = [json.loads(line) for line in lines if line.startswith("{")]
     emf = [document for document in documents if "_aws" in document]
-    assert len(emf) == 2
+    assert len(emf_lines(lines)) == 2
+    assert len(cold_start_lines(lines)) == 1
     assert {document["service"] for document in documents} == {service}
     assert all(
         "service" in dimensions
         for document in emf
         for dimensions in document["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
+    )
+
+
+# Two invocations of a tool that logs a warning, then a debug line. random's first draw (the Logger's
+# sampling when it is made, at start) is 0.97 and its second 0.01 under seed 15: over 0.5, then under.
+SAMPLED_CONTAINER = """
+import random
+random.seed(15)
+from median_lambda import tool
+from median_lambda.runtime import observability
+from median_lambda.testing import FakeLambdaContext, MedianTestClient, call_body, signed_event
+from tests.scratch_tools import NoteInput
+
+@tool(risk="low", name="logsTwice")
+def logs_twice(args: NoteInput) -> dict:
+    \"\"\"Log a warning, then a debug line.\"\"\"
+    observability.logger.warning("Looked " + args.note)
+    observability.logger.debug("Debug " + args.note)
+    return {}
+
+client = MedianTestClient()
+for note in ("cold", "warm"):
+    client.send(signed_event("POST", call_body("logsTwice", {"note": note})), FakeLambdaContext())
+"""
+
+
+def test_log_sampling_is_decided_anew_for_each_warm_invocation_as_inject_lambda_context_does() -> None:
+    # GIVEN a container whose logs are sampled at debug level half the time (POWERTOOLS_LOGGER_SAMPLE_RATE),
+    # its cold start not sampled
+    # WHEN two invocations each log a warning and a debug line
+    lines = cold_container({"POWERTOOLS_LOGGER_SAMPLE_RATE": "0.5", "IDEMPOTENCY_TABLE": ""}, SAMPLED_CONTAINER)
+    messages = [json.loads(line)["message"] for line in lines if line.startswith('{"level"')]
+    # THEN the warm invocation was sampled anew at its first line, and its debug line written
+    assert [message for message in messages if message.endswith(("cold", "warm"))] == [
+        "Looked cold",
+        "Looked warm",
+        "Debug warm",
+    ]
+
+
+COLD_START_CONTAINER = """
+from median_lambda.testing import FakeLambdaContext, MedianTestClient, call_body, signed_event
+client = MedianTestClient()
+context = FakeLambdaContext(function_name="acme-tools-staging")
+{first}
+client.send(signed_event("POST", call_body("ticketStatus", {{"ticketNumber": "TCK-1042"}})), context)
+client.send(signed_event("POST", call_body("ticketStatus", {{"ticketNumber": "TCK-1042"}})), context)
+"""
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        pytest.param("", id="its first request a call"),
+        pytest.param("client.send(signed_event('GET'), context)", id="its first request a GET, which publishes none"),
+    ],
+)
+def test_a_cold_container_publishes_powertools_cold_start_metric_once(first: str) -> None:
+    # GIVEN a new container (not provisioned), which serves two calls, after a GET or not
+    lines = cold_container({}, COLD_START_CONTAINER.format(first=first))
+    # THEN it publishes Powertools' own ColdStart metric once, with its first metrics, on a line of its own
+    # with the dimensions log_metrics(capture_cold_start_metric=True) gives it
+    [cold_start] = cold_start_lines(lines)
+    assert dimensions_and_metrics(cold_start) == ({"function_name", "service"}, {"ColdStart"})
+    assert (cold_start["function_name"], cold_start["ColdStart"]) == ("acme-tools-staging", [1.0])
+    assert [emf["tool"] for emf in emf_lines(lines)] == ["ticketStatus", "ticketStatus"]
+    assert lines.index(json.dumps(cold_start, separators=(",", ":"))) < lines.index(
+        next(line for line in lines if '"ToolCalls"' in line)
     )
 
 
@@ -374,6 +453,8 @@ MedianTestClient().send(signed_event("POST", call_body("ticketStatus", {"ticketN
 """
     # WHEN its first invocation logs
     lines = cold_container({"AWS_LAMBDA_INITIALIZATION_TYPE": "provisioned-concurrency"}, code)
-    # THEN the line says it was no cold start, as Powertools counts one
+    # THEN the line says it was no cold start, as Powertools counts one, and no ColdStart metric is published
     (refused,) = [json.loads(line) for line in lines if "Signature refused" in line]
     assert refused["cold_start"] is False
+    assert cold_start_lines(lines) == []
+    assert len(emf_lines(lines)) == 1

@@ -323,7 +323,7 @@ def test_a_missing_value_fails_that_tools_calls_alone_naming_the_variable_the_cl
 
 def crashes_counted(logs: LogCapture) -> list[str]:
     """The `tool` of each ToolCrashes in the EMF lines printed so far."""
-    metrics = [json.loads(line) for line in logs.lines() if line.startswith('{"_aws"')]
+    metrics = logs.metrics()
     return [metric["tool"] for metric in metrics if "ToolCrashes" in metric]
 
 

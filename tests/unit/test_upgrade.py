@@ -10,7 +10,16 @@ import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
-from median_lambda.project.upgrade import UpgradeStopped, answered_version, conflicted_files, refuse_a_dirty_tree
+from median_lambda.project.upgrade import (
+    UpgradeStopped,
+    answered_source,
+    answered_version,
+    conflicted_files,
+    refuse_a_dirty_tree,
+    target_version,
+    use_source,
+    whose,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -68,3 +77,63 @@ def test_every_file_left_unmerged_is_named(project: Path) -> None:
     (project / "Makefile").write_text("all:\n")
     # THEN the conflicts are named, and the clean file is not
     assert conflicted_files(project) == ["samconfig.toml.rej", "template.yaml"]
+
+
+@pytest.fixture
+def releases(tmp_path: Path) -> Path:
+    """A template's repository with three releases and a commit after the last."""
+    source = tmp_path / "template"
+    source.mkdir()
+    git(source, "init", "--quiet")
+    for version in ("v2.0.0", "v3.0.0", "v3.1.0", None):
+        (source / "CHANGELOG.md").write_text(f"{version}\n")
+        git(source, "add", "-A")
+        git(source, "-c", "user.email=m@example.invalid", "-c", "user.name=m", "commit", "--quiet", "-m", "x")
+        if version:
+            git(source, "tag", version)
+    git(source, "tag", "not-a-release")
+    return source
+
+
+def test_the_newest_release_is_the_target(releases: Path) -> None:
+    # GIVEN a project on v3.0.0 of a template whose newest release is v3.1.0
+    # THEN the upgrade takes v3.1.0, and a project copied between releases is on the one before
+    assert target_version("v3.0.0", None, str(releases)) == "v3.1.0"
+    assert target_version("v3.0.0-4-gabc1234", None, str(releases)) == "v3.1.0"
+
+
+def test_nothing_newer_is_said_as_nothing_to_do(releases: Path) -> None:
+    # GIVEN a project on the newest release (or past it, copied from a later commit)
+    # THEN there is no target: the upgrade says so and stops
+    assert target_version("v3.1.0", None, str(releases)) is None
+    assert target_version("v3.1.0-2-gabc1234", None, str(releases)) is None
+
+
+def test_a_version_asked_for_is_taken_and_one_the_template_never_released_is_refused(releases: Path) -> None:
+    # GIVEN VERSION= a release, an older one, and one that does not exist
+    assert target_version("v3.0.0", "v3.1.0", str(releases)) == "v3.1.0"
+    assert target_version("v3.1.0", "v2.0.0", str(releases)) == "v2.0.0"
+    with pytest.raises(UpgradeStopped, match=r"has no release v9\.9\.9 \(its latest: v2\.0\.0, v3\.0\.0, v3\.1\.0\)"):
+        target_version("v3.0.0", "v9.9.9", str(releases))
+    # AND a ref that is no release (a maintainer's HEAD, a branch) goes to Copier as it is
+    assert target_version("v3.0.0", "HEAD", str(releases)) == "HEAD"
+
+
+def test_a_source_that_cannot_be_read_is_said(tmp_path: Path) -> None:
+    with pytest.raises(UpgradeStopped, match="could not be read from"):
+        target_version("v3.0.0", None, str(tmp_path / "no-such-template"))
+
+
+def test_another_source_is_kept_for_this_upgrade_and_the_next(project: Path) -> None:
+    # GIVEN a project copied from gh:example/template, upgraded from a fork
+    use_source("https://github.com/a-fork/template.git", project)
+    # THEN its answers name the fork, committed, so Copier and the next upgrade take it from there
+    assert answered_source(project) == "https://github.com/a-fork/template.git"
+    refuse_a_dirty_tree(project)  # nothing left uncommitted
+
+
+def test_a_failing_check_says_whose_each_file_it_names_is() -> None:
+    # GIVEN a check's output naming a file of the template's and one of the user's
+    output = "handler/app.py:3: error: Name 'x' is not defined\ntools/loyalty.py:12:5: F821 undefined name\n"
+    # THEN each is told apart by the template's files of the new version
+    assert whose(output, {"handler/app.py", "template.yaml"}) == (["handler/app.py"], ["tools/loyalty.py"])

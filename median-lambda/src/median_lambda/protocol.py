@@ -189,6 +189,12 @@ PREBUILT_STAGES_FILE = "stages.txt"
 # stage has a value of its own to miss, so a deploy as any stage samconfig.toml names is served.
 ANY_STAGE = "*"
 
+# --- Where each tool lives ------------------------------------------------------------
+# `sam build` writes which module of the tools package holds each tool, and the diagnostics,
+# beside the prebuilt manifest (`median tool-modules`): a cold POST imports only the module of the
+# tool it runs. A source checkout has none, and a POST imports the whole package.
+PREBUILT_TOOL_MODULES_FILE = "tool_modules.json"
+
 # --- POST operations -------------------------------------------------------------
 OP_CALL = "call"
 OP_DIAGNOSTICS = "diagnostics"

@@ -262,7 +262,8 @@ def tool(
     risk: "low", "medium", "reviewed" or "high" (what each means is in docs/protocol.md).
     name: defaults to the function's name in camelCase.
     description: defaults to the function's docstring; the agent reads it to decide when to call.
-    idempotent: False makes every call run, even a retry with the same callId.
+    idempotent: False makes every call run, even a retry with the same callId, and no call of it
+        touch the idempotency table: only for a pure read (docs/writing-tools.md).
     """
     if callable(risk):
         # `@tool` without parentheses: Python hands the function over as the risk, and the tool would vanish.

@@ -1,5 +1,9 @@
 """The tools an endpoint serves: what `@tool` records, and the loader that imports `tools/`.
 
+A deployed function imports only the module that holds the tool a call names, as the build
+recorded it (`tool_modules`, written beside the prebuilt manifest: `load_tools_for`); a source
+checkout (`make serve`, the tests) imports the whole package.
+
 A tool module that fails to import is the author's mistake, so the loader names it where they
 made it: `tools/<file>.py:<line>: <what is wrong>`, one line per broken module, in a
 `ToolLoadError` that `make check`, `make serve`, the test suite and GET all show as it is. So is
@@ -10,13 +14,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import pkgutil
+import json
+import os
 import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from median_lambda.protocol import PREBUILT_TOOL_MODULES_FILE
 from median_lambda.runtime.env import package_directory, running_in_deployed_lambda, shown_path, tools_package
 
 if TYPE_CHECKING:
@@ -72,11 +78,16 @@ class ToolDefinitionError(TypeError):
 
 
 class ToolLoadError(Exception):
-    """The tools package failed to import. Its message is one `file:line: what is wrong` line per broken module."""
+    """The tools package failed to import. Its message is one `file:line: what is wrong` line per broken module.
 
-    def __init__(self, lines: list[str]) -> None:
+    `module` names the one module that failed, where only it was imported (`load_tools_for`, in a
+    deployed function): then only the tools it holds cannot run. None: the package as a whole.
+    """
+
+    def __init__(self, lines: list[str], module: str | None = None) -> None:
         super().__init__("\n".join(lines))
         self.lines = lines
+        self.module = module
 
 
 registry = Registry()
@@ -85,6 +96,13 @@ registry = Registry()
 # Each package imported so far, with what went wrong (None: nothing). A failure is kept, not
 # retried: importing a half-run module again would register its first tools a second time.
 _loaded: dict[str, list[str] | None] = {}
+# The same, module by module: each module of a tools package imported so far, and the package
+# itself, with the problem line of its failure (None: it imported).
+_modules: dict[str, str | None] = {}
+# Which module registered each tool and the diagnostics, by package, as the package was imported:
+# what `tool_modules` reports for the build to write.
+_registered_by: dict[str, dict[str, str]] = {}
+_DIAGNOSTICS = ""  # the diagnostics' key there: no tool's name is empty
 
 
 def load_tools(package: str | None = None) -> Registry:
@@ -111,6 +129,9 @@ def reload_tools(package: str | None = None) -> Registry:
     registry.tools = []
     registry.diagnostics = []
     _loaded.pop(name, None)
+    _registered_by.pop(name, None)
+    for module in [module for module in _modules if module == name or module.startswith(f"{name}.")]:
+        del _modules[module]
     # A saved settings.toml is read anew, as a fresh container would (imports pydantic: make serve only).
     from median_lambda.authoring.settings import forget_configuration
 
@@ -120,22 +141,21 @@ def reload_tools(package: str | None = None) -> Registry:
 
 def _import_package(package: str) -> list[str] | None:
     """Import the package and its public modules; the problem lines, or None if every one imported."""
-    try:
-        imported = importlib.import_module(package)
-    except Exception as error:  # the author's __init__.py, or no such package
-        return [_describe(error, package_directory(package))]
+    import pkgutil  # here: a deployed function's calls import their tool's module alone (load_tools_for)
+
+    registered_before = len(registry.tools)
+    failed = _import_module(package, package)
+    if failed is not None:  # the author's __init__.py, or no such package
+        return [failed]
+    imported = sys.modules[package]
     directory = next(iter(imported.__path__), None)
     lines: list[str] = []
-    registered_before = len(registry.tools)
     for module in pkgutil.iter_modules(imported.__path__):
         if module.name.startswith("_"):
             continue
-        try:
-            importlib.import_module(f"{package}.{module.name}")
-        except Exception as error:  # any mistake in the author's module: name it, and go on to the next
-            line = _describe(error, directory, fallback=str(Path(directory or "", f"{module.name}.py")))
-            if line not in lines:  # a module importing a broken one fails at the same line
-                lines.append(line)
+        line = _import_module(f"{package}.{module.name}", package)
+        if line is not None and line not in lines:  # a module importing a broken one fails at the same line
+            lines.append(line)
     if not running_in_deployed_lambda() and len(registry.tools) > registered_before:
         # What only shows once the modules have run (a postponed annotation naming nothing, a
         # schema that cannot be built): checked where it costs no cold start (median_lambda/authoring/registration.py).
@@ -147,6 +167,94 @@ def _import_package(package: str) -> list[str] | None:
             found = [_describe(error, directory)]
         lines.extend(line for line in found if line not in lines)
     return lines or None
+
+
+def _import_module(module: str, package: str) -> str | None:
+    """Import one module of the tools package (or the package itself), once; its problem line, or None.
+
+    The tools it registers are recorded as its own (`tool_modules`): importing it alone, in a new
+    process, registers them again. A failure is kept, as `_loaded` keeps a package's.
+    """
+    if module in _modules:
+        return _modules[module]
+    tools_before, diagnostics_before = len(registry.tools), len(registry.diagnostics)
+    try:
+        importlib.import_module(module)
+    except Exception as error:  # any mistake in the author's module: name it
+        directory = package_directory(package)
+        leaf = module.rpartition(".")[2]
+        fallback = None if module == package else str(Path(directory or "", f"{leaf}.py"))
+        _modules[module] = _describe(error, directory, fallback=fallback)
+    else:
+        _modules[module] = None
+    owners = _registered_by.setdefault(package, {})
+    for registered in registry.tools[tools_before:]:
+        owners.setdefault(registered.name, module)
+    if len(registry.diagnostics) > diagnostics_before:
+        owners.setdefault(_DIAGNOSTICS, module)
+    return _modules[module]
+
+
+def tool_modules(package: str | None = None) -> dict[str, Any]:
+    """Which module of the tools package holds each tool, and the diagnostics (None: there are none):
+    what `sam build` writes beside the prebuilt manifest, for `load_tools_for`. Imports every module;
+    raises ToolLoadError as `load_tools` does."""
+    name = package or tools_package()
+    load_tools(name)
+    owners = _registered_by.get(name, {})
+    return {
+        "package": name,
+        "tools": {registered: module for registered, module in owners.items() if registered != _DIAGNOSTICS},
+        "diagnostics": owners.get(_DIAGNOSTICS),
+    }
+
+
+# Where the build wrote `tool_modules`: beside median_lambda/app.py and the prebuilt manifest. os.path,
+# as app.py's own files: a cold start reads it.
+PREBUILT_TOOL_MODULES = os.path.join(os.path.dirname(os.path.dirname(__file__)), PREBUILT_TOOL_MODULES_FILE)  # noqa: PTH118, PTH120
+# The file as read, once per container: None before the first read; False where there is none.
+_prebuilt: dict[str, Any] | bool | None = None
+
+
+def _prebuilt_tool_modules(package: str) -> dict[str, Any] | None:
+    """The build's `tool_modules` for `package`; None in a source checkout, or for another package."""
+    global _prebuilt
+    if _prebuilt is None:
+        try:
+            with open(PREBUILT_TOOL_MODULES, encoding="utf-8") as file:  # noqa: PTH123 - see PREBUILT_TOOL_MODULES
+                read = json.load(file)
+        except (OSError, ValueError):
+            read = None
+        valid = isinstance(read, dict) and isinstance(read.get("tools"), dict)
+        _prebuilt = read if valid else False
+    if isinstance(_prebuilt, dict) and _prebuilt.get("package") == package:
+        return _prebuilt
+    return None
+
+
+def load_tools_for(tool: str | None, package: str | None = None) -> Registry:
+    """The registry, holding `tool` (its name; None: the diagnostics) if the tools package has it.
+
+    Where the build wrote which module holds each (a deployed function), only that module is
+    imported: a cold POST never imports the modules, nor what they import, of the tools it does
+    not run; a name the build never saw imports nothing. Elsewhere every module is, as
+    `load_tools` does. Raises ToolLoadError if a module it imports fails to.
+    """
+    name = package or tools_package()
+    if name in _loaded:  # every module imported already (a source checkout, or SnapStart's hooks)
+        return load_tools(name)
+    written = _prebuilt_tool_modules(name)
+    if written is None:
+        return load_tools(name)
+    module = written["tools"].get(tool) if tool is not None else written.get("diagnostics")
+    if not isinstance(module, str):
+        return registry
+    failed = _import_module(name, name) or _import_module(module, name)
+    if failed is not None:
+        raise ToolLoadError([failed], module)
+    if not (registry.find(tool) if tool is not None else registry.diagnostics):
+        return load_tools(name)  # not where the build saw it: a file changed after the build
+    return registry
 
 
 def describe_failure(error: BaseException, package: str | None = None) -> str:

@@ -15,8 +15,10 @@ and then builds:
   locked versions, as Linux wheels for the template's architecture and CPython 3.13, whatever this
   machine is. SAM does not tell a makefile build the architecture: sam_config reads it.
 - their bytecode, when this build runs the runtime's Python (median_lambda.build.compile);
-- median_lambda/manifest.json, what GET serves, and median_lambda/stages.txt, the stages a
-  container may run as (settings.toml's tables, read at start without a TOML parser).
+- median_lambda/manifest.json, what GET serves, median_lambda/stages.txt, the stages a container
+  may run as (settings.toml's tables, read at start without a TOML parser), and
+  median_lambda/tool_modules.json, the module of tools/ each tool lives in (a cold POST imports that
+  one alone).
 
 The installer's console scripts (bin/), which nothing in Lambda runs, and uv's own .lock are removed.
 """
@@ -33,7 +35,7 @@ from median_lambda.build.compile import precompile
 from median_lambda.build.sources import copy_sources
 from median_lambda.project.lock import artifact_requirements, uv
 from median_lambda.project.sam_config import TEMPLATE, lambda_architecture, wheel_machine
-from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE
+from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_TOOL_MODULES_FILE
 
 ROOT = Path.cwd()  # the project's: sam build runs the build in its folder
 # What pip's --target install leaves that no function runs.
@@ -114,8 +116,11 @@ def install_locked_packages(artifact: Path, root: Path = ROOT) -> None:
 
 
 def write_prebuilt_files(runtime: Path) -> None:
-    """GET's manifest, byte for byte as it answers, and the stages settings.toml declares, one a line."""
-    from median_lambda.authoring.registry import load_tools
+    """GET's manifest, byte for byte as it answers; the stages settings.toml declares, one a line; and which
+    module of tools/ holds each tool, so that a cold POST imports only the module of the tool it runs."""
+    import json
+
+    from median_lambda.authoring.registry import load_tools, tool_modules
     from median_lambda.authoring.settings import ConfigurationError, known_stages
     from median_lambda.manifest.build import build_manifest
     from median_lambda.request.responses import to_json
@@ -129,3 +134,6 @@ def write_prebuilt_files(runtime: Path) -> None:
         raise BuildFailed(str(error)) from None
     (runtime / PREBUILT_MANIFEST_FILE).write_bytes(to_json(manifest).encode("utf-8") + b"\n")
     (runtime / PREBUILT_STAGES_FILE).write_text("\n".join(stages) + "\n", encoding="utf-8")
+    (runtime / PREBUILT_TOOL_MODULES_FILE).write_text(
+        json.dumps(tool_modules(), sort_keys=True) + "\n", encoding="utf-8"
+    )

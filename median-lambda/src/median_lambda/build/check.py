@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from median_lambda.build.sources import DEVELOPER_PARTS
 from median_lambda.project.lock import locked_artifact_versions, runtime_packages
 from median_lambda.project.sam_config import lambda_architecture, wheel_machine
-from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE
+from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_TOOL_MODULES_FILE
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -42,7 +42,9 @@ REQUIRED = (
 WORKSPACE_ONLY = ("tests", ".venv", "events", "scripts", ".aws-sam", ".git")
 CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")
 # What the build writes beside the library's runtime, besides what it copies (median_lambda/protocol.py names each).
-BUILT_FILES = tuple(f"median_lambda/{name}" for name in (PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE))
+BUILT_FILES = tuple(
+    f"median_lambda/{name}" for name in (PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_TOOL_MODULES_FILE)
+)
 # The Python the function runs (template.yaml's Runtime), which the build installs wheels for and compiles with.
 RUNTIME_PYTHON = "3.13"
 PYTHON_TAG = f"cpython-{RUNTIME_PYTHON.replace('.', '')}"

@@ -79,12 +79,13 @@ def _imported_by_call(node: ast.Call) -> str | None:
 def runtime_imports(tree: ast.AST) -> Iterator[tuple[int, str]]:
     """(line, module) of each absolute import the module makes when it runs, lazy ones included."""
     if isinstance(tree, ast.If) and _is_type_checking(tree.test):
-        for child in tree.orelse:
-            yield from runtime_imports(child)
+        for branch in tree.orelse:
+            yield from runtime_imports(branch)
         return
     if isinstance(tree, ast.Try | ast.TryStar) and _catches_import_error(tree):
-        for child in [*tree.handlers, *tree.orelse, *tree.finalbody]:
-            yield from runtime_imports(child)
+        guarded: list[ast.AST] = [*tree.handlers, *tree.orelse, *tree.finalbody]
+        for part in guarded:
+            yield from runtime_imports(part)
         return
     if isinstance(tree, ast.Import):
         yield from ((tree.lineno, alias.name) for alias in tree.names)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from median_lambda.authoring.api import ToolContext, ToolError
-from median_lambda.authoring.registry import ToolLoadError, load_tools
+from median_lambda.authoring.registry import ToolLoadError, load_tools_for
 from median_lambda.calls.deadline import OutboundTimeUp, ToolTimedOut, call_within
 from median_lambda.calls.idempotency import applies, at_most_once
 from median_lambda.calls.whole_numbers import WholeFloat, as_identified, whole_floats_as_integers
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from median_lambda.authoring.registry import Tool
+    from median_lambda.authoring.registry import Registry, Tool
 
 
 # The longest one request to the idempotency table can take. A call through the table keeps
@@ -546,17 +546,35 @@ def _validated_in_time(tool: Tool, raw_input: Any, ctx: ToolContext, kept_before
     return model
 
 
-def _tools_failed(failed: ToolLoadError, ctx: ToolContext) -> Refusal:
+def _tools_failed(failed: ToolLoadError, ctx: ToolContext, tool: str | None) -> Refusal:
     # The lines name the author's files; the answer names only the reference to find them by.
-    logger.error(
-        "The tools failed to import; no tool can run", extra={"reference": ctx.reference, "problems": failed.lines}
-    )
+    problems = {"reference": ctx.reference, "problems": failed.lines}
+    if failed.module is not None:
+        # Only the module of this tool was imported (a deployed function): the other tools still run.
+        what = f"tool {tool}" if tool is not None else "the diagnostics"
+        logger.error(f"The module of {what} failed to import; it did not run", extra=problems)
+        if tool is not None:
+            record_tool_run(tool, Metric.TOOL_CRASHES, 0.0)  # that tool's crash, as its alarm counts one
+        else:
+            record_no_tool_can_run()
+        held = "this tool" if tool is not None else "the diagnostics"
+        message = f"The module that holds {held} failed to import, so it did not run; reference {ctx.reference}."
+        return Refusal(500, ErrorCode.INTERNAL_ERROR, message)
+    logger.error("The tools failed to import; no tool can run", extra=problems)
     record_no_tool_can_run()  # counted where the crash alarm, and a gradual deployment's rollback, look
     return Refusal(
         500,
         ErrorCode.INTERNAL_ERROR,
         f"The endpoint's tools failed to import, so no tool can run; reference {ctx.reference}.",
     )
+
+
+def _tools_for(tool: str | None, ctx: ToolContext) -> Registry:
+    """The registry holding `tool` (None: the diagnostics), its module imported (registry.load_tools_for)."""
+    try:  # a try costs a warm POST nothing; a call around load_tools_for() would
+        return load_tools_for(tool)
+    except ToolLoadError as failed:
+        raise _tools_failed(failed, ctx, tool) from None
 
 
 def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | None) -> Answer:
@@ -570,11 +588,8 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
         if _may_hold_lone_surrogates(body):
             _refuse_lone_surrogates(document)
         ctx = _context(call_id, conversation, request_id, lambda_context)
-        try:  # a try costs a warm POST nothing; a call around load_tools() would
-            registry = load_tools()
-        except ToolLoadError as failed:
-            raise _tools_failed(failed, ctx) from None
         if op == OP_DIAGNOSTICS:
+            registry = _tools_for(None, ctx)
             if not registry.diagnostics:
                 raise Refusal(404, ErrorCode.NO_DIAGNOSTICS, "This endpoint declares no diagnostics function.")
             function = registry.diagnostics[0]
@@ -585,7 +600,7 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
         name = document.get("tool")
         if not isinstance(name, str) or not name:
             raise Refusal(400, ErrorCode.BAD_REQUEST, 'A call must name its tool: "tool": "<name>".')
-        tool = registry.find(name)
+        tool = _tools_for(name, ctx).find(name)
         if tool is None:
             raise Refusal(
                 404,

@@ -208,6 +208,21 @@ def stage_problems(stage: str) -> list[str]:
     return [str(problem) for problem in tools_manifest(local=False, stage=stage)[1]]
 
 
+def command_tool_modules(arguments: argparse.Namespace) -> int:
+    """Print which module of tools/ holds each tool, and the diagnostics, as JSON: what a deployed function
+    reads to import, at a call, only the module of the tool it runs (the build writes it beside the manifest)."""
+    from median_lambda.authoring.registry import ToolLoadError, tool_modules
+
+    try:
+        written = tool_modules()
+    except ToolLoadError as failed:
+        for line in failed.lines:
+            print(line, file=sys.stderr)
+        return 1
+    print(json.dumps(written, sort_keys=True))
+    return 0
+
+
 def command_stages(arguments: argparse.Namespace) -> int:
     """Print the stages a function may run as, one a line: `default` and each table of tools/settings.toml
     (`*`, any name, with no settings.toml)."""

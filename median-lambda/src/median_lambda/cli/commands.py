@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 PROG = "median"
 # `median --help`: each group, and its commands in the order a newcomer meets them.
 GROUPS = (
-    ("Write and try your tools", ("serve", "new-tool", "test-tools", "check", "manifest", "stages")),
+    ("Write and try your tools", ("serve", "new-tool", "test-tools", "check", "manifest", "stages", "tool-modules")),
     ("Call an endpoint", ("call", "sign", "event", "local-env")),
     ("Build and deploy", ("build", "validate", "deploy", "delete", "check-artifact", "smoke-check")),
     (
@@ -85,6 +85,12 @@ def _stages(arguments: argparse.Namespace) -> int:
     from median_lambda.cli.checks import command_stages
 
     return command_stages(arguments)
+
+
+def _tool_modules(arguments: argparse.Namespace) -> int:
+    from median_lambda.cli.checks import command_tool_modules
+
+    return command_tool_modules(arguments)
 
 
 def _call(arguments: argparse.Namespace) -> int:
@@ -293,6 +299,7 @@ def parser() -> QuietParser:
     manifest = commands.add("manifest", _manifest, "Print the manifest as GET serves it")
     manifest.add_argument("--pretty", action="store_true", help="indent the JSON")
     commands.add("stages", _stages, "Print the stages a function may run as: default and settings.toml's tables")
+    commands.add("tool-modules", _tool_modules, "Print which module of tools/ holds each tool, as the build writes it")
 
     calling = commands.add("call", _call, "Send a signed GET, tool call or diagnostics to URL; print the answer")
     calling.add_argument("url", help="the endpoint, e.g. http://127.0.0.1:3000/ (make serve) or the deployed URL")

@@ -138,8 +138,8 @@ def deployed_stage(stage: str, tracing: str) -> Stack:
     sections = document[stage]
     config = {**sections.get("global", {}).get("parameters", {}), **sections.get("deploy", {}).get("parameters", {})}
     declared = template_parameters()
-    overrides = {name: value for name, value in parameter_overrides(config).items() if name in declared}
-    return translated(stack_name=str(config.get("stack_name", STACK_NAME)), **{**overrides, "EnableTracing": tracing})
+    values: dict[str, Any] = {name: value for name, value in parameter_overrides(config).items() if name in declared}
+    return translated(stack_name=str(config.get("stack_name", STACK_NAME)), **{**values, "EnableTracing": tracing})
 
 
 def _none_to_check() -> Any:

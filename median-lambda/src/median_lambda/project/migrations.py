@@ -2,19 +2,22 @@
 
     python -m median_lambda.project.migrations v3.0.0     # copier.yml runs it, after the update
 
-3.0.0: the framework is median-lambda, a library, where it was the project's handler/ package. A
-tool imports `from median_lambda import tool` where it imported `from handler import tool`, and a
-test `from median_lambda.testing import MedianTestClient`. This rewrites those imports in the
-project's own Python files (tools/ and tests/), and nothing else in them: each import of the
-framework's old package, `handler` and its modules, becomes the same import of median_lambda; the
-project's handler/ itself, now the function's entry point, is the template's. Each file it
+3.0.0: the framework is median-lambda, a library, where it was the project's handler/ package and
+its helpers in scripts/. A tool imports `from median_lambda import tool` where it imported `from
+handler import tool`, and a test `from median_lambda.testing import MedianTestClient`. This rewrites
+those imports in the project's own Python files (tools/ and tests/), and nothing else in them: each
+import of the framework's old package, `handler` and its modules, becomes the same import of
+median_lambda, and one of a helper of scripts/ (the examples' tests import one) that of the module
+of median-lambda it is now; the project's handler/ itself, now the function's entry point, is the
+template's. Each file it
 changes is named; `git diff` shows every line. Run again, it finds nothing to change.
 
 In a 2.x project `handler` was the project's own package, sorted apart from the third-party
-imports; median_lambda is a dependency, which ruff sorts with them. So the files it changed are
-then sorted and formatted by the project's own ruff (`ruff check --fix --select I`, `ruff format`,
-the linters `make lint` runs), where the project's venv has it; where it has none, it says to run
-`make format` once the venv is made.
+imports; median_lambda is a dependency, which ruff sorts with them. So the imports of the files it
+changed are then sorted by the project's own ruff (`ruff check --fix --select I`, as `make lint`
+wants them; nothing else in them changes), where the project's venv has it, with the project's
+settings, or the template's (120 columns) while pyproject.toml holds a conflict the merge left;
+where it has no ruff, it says to run `make format` once the venv is made.
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path.cwd()  # the project's: Copier runs its migrations in the project's root
-# The project's own Python: its tools and their tests (and any other test of the project's).
+# The project's own Python: its tools and their tests (and any other test of the project's), but the
+# contract suite a 2.x project held, which was the template's (the upgrade deletes it).
 OWN_FOLDERS = ("tools", "tests")
+NOT_OWN = ("tests/contract/",)
 _FRAMEWORK_MODULES = (
     "testing",
     "rules",
@@ -39,6 +44,25 @@ _FRAMEWORK_MODULES = (
     "protocol",
     "app",
 )
+# The helpers of a 2.x project's scripts/ that a test of the user's may import (the examples' do),
+# each now a module of median-lambda's.
+SCRIPTS = {
+    "remove_example_blocks": "median_lambda.project.examples",
+    "set_architecture": "median_lambda.project.architecture",
+    "sam_settings": "median_lambda.project.sam_config",
+    "lock": "median_lambda.project.lock",
+    "audit": "median_lambda.project.audit",
+    "upgrade": "median_lambda.project.upgrade",
+    "artifact_sources": "median_lambda.build.sources",
+    "compile_artifact": "median_lambda.build.compile",
+    "check_artifact": "median_lambda.build.check",
+    "check_template": "median_lambda.cli.template_check",
+    "deploy_preflight": "median_lambda.cli.preflight",
+    "smoke_check": "median_lambda.cli.smoke_check",
+    "sam_local_check": "median_lambda.cli.local_check",
+    "port_free": "median_lambda.cli.port_free",
+}
+_SCRIPTS = re.compile(rf"^(?P<head>\s*(?:from|import)\s+)scripts\.(?P<name>{'|'.join(SCRIPTS)})\b", re.MULTILINE)
 _IMPORTS = (
     # from handler import tool / from handler.testing import MedianTestClient
     re.compile(
@@ -55,7 +79,8 @@ def imports_of_median_lambda(source: str) -> tuple[str, int]:
     for pattern in _IMPORTS:
         source, replaced = pattern.subn(r"\g<head>median_lambda\g<tail>", source)
         count += replaced
-    return source, count
+    source, replaced = _SCRIPTS.subn(lambda found: found["head"] + SCRIPTS[found["name"]], source)
+    return source, count + replaced
 
 
 def to_3_0_0(root: Path = ROOT) -> list[str]:
@@ -63,6 +88,8 @@ def to_3_0_0(root: Path = ROOT) -> list[str]:
     said = []
     for folder in OWN_FOLDERS:
         for path in sorted((root / folder).rglob("*.py")):
+            if path.relative_to(root).as_posix().startswith(NOT_OWN):
+                continue
             source = path.read_text(encoding="utf-8")
             rewritten, count = imports_of_median_lambda(source)
             if count:
@@ -74,13 +101,17 @@ def to_3_0_0(root: Path = ROOT) -> list[str]:
 
 
 def sorted_by_the_projects_ruff(paths: list[str], root: Path = ROOT) -> bool:
-    """The project's own ruff sorts the imports of `paths` and formats them; False where its venv has no ruff."""
+    """The project's own ruff sorts the imports of `paths`; False where its venv has no ruff, or it could not."""
     ruff = root / ".venv" / "bin" / "ruff"
     if not paths or not ruff.is_file():
         return False
-    for command in (["check", "--fix", "--quiet", "--select", "I"], ["format", "--quiet"]):
-        subprocess.run([str(ruff), *command, *paths], cwd=root, check=False)  # noqa: S603 - the project's ruff
-    return True
+    sort = [str(ruff), "check", "--fix", "--quiet", "--select", "I"]
+    # Exit 2: ruff could not read the project's settings (a pyproject.toml the merge left in conflict).
+    for settings in ([], ["--isolated", "--line-length", "120", "--target-version", "py313"]):
+        sorted_ = subprocess.run([*sort, *settings, *paths], cwd=root, capture_output=True, check=False)  # noqa: S603
+        if sorted_.returncode != 2:
+            return sorted_.returncode == 0
+    return False
 
 
 def to_3_0_0_sorted(root: Path = ROOT) -> list[str]:

@@ -10,14 +10,19 @@ Every line logged during an invocation carries the keys Powertools' `inject_lamb
 puts on it (`function_request_id`, `cold_start`, `function_name`, `function_memory_size`,
 `function_arn`), a tool's own `Logger()` lines included; lines logged before the first carry none.
 
-Metrics (CloudWatch EMF, namespace from POWERTOOLS_METRICS_NAMESPACE), one flush per
-invocation, dimensions `service` and either `tool` or `cause`:
+Metrics (CloudWatch EMF, namespace from POWERTOOLS_METRICS_NAMESPACE), one line per
+invocation (the one Powertools' `flush_metrics` prints), dimensions `service` and either `tool`
+or `cause`:
   ToolCalls, ToolErrors, ToolCrashes, ToolTimeouts, ToolDuration (ms)   per tool that ran
   ToolCrashes                                     under `(every tool)`: a request no tool could serve
   ReplayedCalls                                   per tool, answered from its callId record
   RejectedSignatures                              per cause: missing, malformed, stale, mismatch
   TimeLimitsDegraded                              `service` alone, once per container where something
-                                                  else owns SIGALRM (median_lambda/runtime/time_limits.py)
+                                                  else owns SIGALRM (handler/runtime/time_limits.py)
+and, once per container that was a cold start, Powertools' own `ColdStart` (dimensions
+`function_name` and `service`, a line of its own, as `log_metrics(capture_cold_start_metric=True)`
+writes it) with the first metrics the container publishes: its first invocation's, unless that
+was a served GET, which publishes none (below), and then the next one's that does.
 
 Importing any Powertools module imports its whole package (Logger, Metrics, Tracer), which
 costs a cold GET more than its target allows, and a served GET logs, measures and traces
@@ -78,19 +83,25 @@ def _logger() -> Logger:
     return _created_logger
 
 
-# The keys Powertools' inject_lambda_context appends: its `cold_start`, and its Lambda context fields
-# (aws_lambda_powertools.logging.lambda_context, which it builds them with).
+# The keys Powertools' inject_lambda_context appends: its `cold_start`, and the public fields of the
+# Lambda context it reads, under the names it gives them.
 INVOCATION_KEYS = ("cold_start", "function_name", "function_memory_size", "function_arn", "function_request_id")
 # The latest invocation (None before the first), and whether it is the container's first, as
 # Powertools counts it: an environment initialised for provisioned concurrency has no cold start.
-# inject_lambda_context would wrap the handler in Powertools, which a cold GET must not import,
-# and append the keys on every invocation (6 us around an empty handler, more than a warm GET's
-# whole floor; bench/README.md, "Issue 24"): lambda_handler marks each invocation's start instead
-# (~0.2 us), and the keys are appended, with Powertools' append_keys, when the invocation logs its
-# first line. They stay until the next invocation's first line, as inject_lambda_context leaves them.
+# inject_lambda_context would wrap the handler in Powertools, which a cold GET must not import
+# (tests/integration/test_cold_get.py; a cold GET through the extension with Powertools imported
+# took 2.25x its floor, against 1.24x without: bench/README.md). Its public equivalent instead:
+# lambda_handler marks each invocation's start (~0.2 us), and at the invocation's first log line the
+# keys are appended with the Logger's `append_keys`, from the context's public fields, as
+# inject_lambda_context appends them, and the log sampling decided anew for a warm invocation
+# (`refresh_sample_rate_calculation`), as it does. They stay until the next invocation's first
+# line, as inject_lambda_context leaves them.
 _invocation: LambdaContext | None = None
 _cold_start = False
 _first_invocation_ahead = os.environ.get(INITIALIZATION_TYPE_ENV) != PROVISIONED_INITIALIZATION
+# Whether this container's ColdStart metric is still to be published: it was a cold start, and has
+# published no metric yet.
+_cold_start_metric_ahead = _first_invocation_ahead
 # Bumped at each start: the Logger holds the keys of the invocation numbered `_keyed_at`.
 _invocations = 0
 _keyed_at = 0
@@ -107,9 +118,10 @@ def invocation_started(context: LambdaContext | None) -> None:
 
 def forget_invocations() -> None:
     """Lines carry no invocation's keys, and the next is a cold start: a fresh container's (median_lambda.testing's)."""
-    global _invocation, _first_invocation_ahead, _invocations
+    global _invocation, _first_invocation_ahead, _invocations, _cold_start_metric_ahead
     _invocation = None
     _first_invocation_ahead = os.environ.get(INITIALIZATION_TYPE_ENV) != PROVISIONED_INITIALIZATION
+    _cold_start_metric_ahead = _first_invocation_ahead
     _invocations += 1
 
 
@@ -123,14 +135,19 @@ def _keyed_for_the_invocation(record: logging.LogRecord) -> bool:
 
 
 def _key_lines_with(active: Logger, context: LambdaContext | None) -> None:
-    from aws_lambda_powertools.logging.lambda_context import build_lambda_context_model
-
     try:
-        fields = vars(build_lambda_context_model(context))
+        fields = {
+            "function_name": context.function_name,  # type: ignore[union-attr]
+            "function_memory_size": context.memory_limit_in_mb,  # type: ignore[union-attr]
+            "function_arn": context.invoked_function_arn,  # type: ignore[union-attr]
+            "function_request_id": context.aws_request_id,  # type: ignore[union-attr]
+        }
     except AttributeError:  # before the first invocation (None), or a test's context without Lambda's fields
         active.remove_keys(INVOCATION_KEYS)
-    else:
-        active.append_keys(cold_start=_cold_start, **fields)
+        return
+    active.append_keys(cold_start=_cold_start, **fields)
+    if active.sampling_rate and not _cold_start:
+        active.refresh_sample_rate_calculation()
 
 
 class Metric:
@@ -146,17 +163,15 @@ class Metric:
 
 # Built on the first metric, like the Logger on the first log line: a served GET records none.
 _metrics: Metrics | None = None
+# Whether EMF lines are printed: Powertools' own rule (POWERTOOLS_METRICS_DISABLED, POWERTOOLS_DEV),
+# read with the Metrics. The encoder prints what Metrics.flush_metrics' json.dumps prints.
+_emf_on = True
+_EMF_ENCODER = json.JSONEncoder(separators=(",", ":"))
 _unflushed = False
 # The units as Powertools' MetricUnit members, set with the Metrics: given a string, add_metric
 # looks it up in a list of CloudWatch's unit names on every call (~0.3 us a metric).
 _count: MetricUnit
 _milliseconds: MetricUnit
-
-
-# Whether EMF lines are printed: Powertools' own rule (POWERTOOLS_METRICS_DISABLED, POWERTOOLS_DEV),
-# read with the Metrics. The encoder prints what Metrics.flush_metrics' json.dumps prints.
-_emf_on = True
-_EMF_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def _get_metrics() -> Metrics:
@@ -167,9 +182,9 @@ def _get_metrics() -> Metrics:
         from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
         _count, _milliseconds = MetricUnit.Count, MetricUnit.Milliseconds
-        _emf_on = not is_metrics_disabled()
         namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
         _metrics = Metrics(namespace=namespace, service=service_name())
+        _emf_on = not is_metrics_disabled()
     return _metrics
 
 
@@ -236,22 +251,28 @@ def record_time_limits_degraded() -> None:
 
 
 def flush_metrics() -> None:
-    """Print this invocation's EMF line, if it recorded any metric. Never raises: metrics must not cost an answer."""
-    global _unflushed
+    """Print this invocation's EMF line, if it recorded any metric, and with the container's first metrics
+    Powertools' ColdStart metric. Never raises: metrics must not cost an answer."""
+    global _unflushed, _cold_start_metric_ahead
     if not _unflushed or _metrics is None:
         return
     _unflushed = False
-    # What Metrics.flush_metrics does, in its order: Powertools serialises (and validates) the
-    # metric set, the line it prints is written, and the set is cleared. Three things are done
-    # once per container or more cheaply than it does them: whether metrics are switched off is
-    # read once (three environment variables, which Lambda never changes in a container's
-    # life), the JSON encoder is built once, and the line goes to sys.stdout.write, not print
-    # (the same text; print costs ~1.3 us more). This copy of flush_metrics stays because it
-    # holds up two of make bench's targets (bench/README.md, "Simple where a microsecond is all
-    # it buys"): with flush_metrics itself, "warm POST" went 4.93x -> 5.49x its floor (target
-    # 5x) and "warm POST against the peer's" 0.93x -> 1.02x (target 1.0x); with print instead
-    # of the write, 4.96x -> 5.08x.
+    # What Metrics.flush_metrics does, in its order: Powertools serialises (and validates) the metric
+    # set, the line it prints is written, and the set is cleared; with three things done once per
+    # container or more cheaply: whether metrics are switched off is read once (three environment
+    # variables, which Lambda never changes in a container's life), the JSON encoder is built once,
+    # and the line goes to sys.stdout.write, not print (the same text; tests/unit/test_observability.py
+    # compares it with flush_metrics' own). flush_metrics itself costs a warm POST without the table
+    # (a pure read's call, idempotent=False) 8.8% more instructions (486k against 447k a call, the
+    # peer's 424k: callgrind) and 10% more time (63.6 -> 68.9 us, 15 alternated rounds; bench/README.md,
+    # "Issue 31"): over the 5% for which the public API would be kept. Through the table a call takes
+    # milliseconds, and either is lost in it.
     try:
+        if _cold_start_metric_ahead and _emf_on and hasattr(_invocation, "function_name"):
+            # Powertools' own ColdStart line, as log_metrics(capture_cold_start_metric=True) adds it
+            # (it prints it even where metrics are switched off: 3.37; here it is not).
+            _cold_start_metric_ahead = False
+            _metrics.provider.add_cold_start_metric(context=_invocation)  # type: ignore[arg-type]
         document = _metrics.serialize_metric_set()
         if _emf_on:
             sys.stdout.write(_EMF_ENCODER.encode(document) + "\n")

@@ -125,8 +125,8 @@ def _client(endpoint: str, region: str, service: str) -> Any:
 def forget_what_a_container_keeps() -> None:
     """Drop every per-container cache: settings, secrets, parameters, AWS clients, the idempotency table's
     client, the Median key with its client, metrics recorded but not yet flushed, whether the
-    container has served an invocation (its next one logs `cold_start: true`), and whether it has
-    said that SIGALRM is another's.
+    container has served an invocation (its next one logs `cold_start: true`, and its first metrics
+    come with Powertools' ColdStart metric), and whether it has said that SIGALRM is another's.
 
     A test then sees its own environment, files and AWS, as a fresh container would: a client kept
     from an earlier pytest session in the same process (mutmut runs several) would still point at
