@@ -43,7 +43,7 @@ $(UV_INSTALLED): uv.lock
 	$(PYTHON) -c '$(UV_REQUIREMENT)' > $(VENV)/uv-requirement.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(VENV)/uv-requirement.txt
 	@touch $@
-# INSTALL_GROUPS: more of pyproject.toml's dependency groups beside dev (maintainer.mk's).
+# INSTALL_GROUPS: more of pyproject.toml's dependency groups to install beside dev.
 $(INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
 	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked $(addprefix --group ,$(INSTALL_GROUPS)) || $(STALE_LOCK)
 	@touch $@
@@ -115,6 +115,6 @@ build-MedianToolsFunction: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(MEDIAN) build-artifact "$(ARTIFACTS_DIR)"
 
-# The template repository's own targets (the library's lint and locks, the bench, mutation testing,
-# the browser tests, the template's proofs and releases): maintainer.mk, which projects do not get.
--include maintainer.mk
+# Targets of your own, in *.mk files beside this Makefile, are included here: this file stays the
+# template's, for `make upgrade` to merge, and yours stay yours. `make help` lists those with `## `.
+-include $(wildcard *.mk)

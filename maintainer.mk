@@ -1,6 +1,6 @@
 # The template repository's own targets: what its maintainers run, and its CI, and what a project
 # made from the template (copier copy) never gets (copier.yml excludes this file). The Makefile
-# includes it where it is there.
+# includes it, as it includes every *.mk beside it.
 
 # The inspector's browser tests drive Chromium with Playwright, in the dev venv beside the rest.
 INSTALL_GROUPS += maintainers

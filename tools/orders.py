@@ -26,7 +26,7 @@ class OrderStatusInput(BaseModel):
 
 
 # A pure read: running it twice changes nothing, so it need not go through the idempotency table
-# (idempotent=False), and a call to it costs no DynamoDB request (docs/writing-tools.md).
+# (idempotent=False), and a call to it costs no DynamoDB request (the writing tools guide).
 @tool(risk="low", idempotent=False)
 def order_status(args: OrderStatusInput) -> dict[str, object]:
     """Look up the status of one of the customer's orders."""

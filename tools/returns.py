@@ -1,4 +1,4 @@
-"""Example tools on real backends, written as docs/your-own-systems.md teaches.
+"""Example tools on real backends, written as the guide to your own systems teaches.
 
 - `startReturn`: a `high`-risk write, its amount an integer number of cents, on a DynamoDB
   table of the stack's own (template.yaml's ReturnsTable, its least-privilege policy and

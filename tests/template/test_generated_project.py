@@ -143,8 +143,9 @@ def test_make_test_passes_with_no_tool_at_all_once_the_examples_are_deleted(proj
     assert "tools/ serves no tool yet" in output  # the per-tool tests, skipped with their reason
 
 
-# A Markdown link to a file of the project: [text](path) or [text](path#anchor), not a URL.
-_LINK = re.compile(r"\]\((?!https?://|mailto:|#)(?P<target>[^)#\s]+)(?:#[^)]*)?\)")
+# A Markdown link to a file of the project: [text](path) or [text](path#anchor), not a URL (the guides'
+# are https:// for a project copied from GitHub, file:// for one copied from a local checkout, as here).
+_LINK = re.compile(r"\]\((?![a-z][a-z+.-]*:|#)(?P<target>[^)#\s]+)(?:#[^)]*)?\)")
 
 
 def test_every_link_in_the_projects_pages_reaches_a_file_it_has(project: Path) -> None:

@@ -1,6 +1,6 @@
 """What `make serve LOCAL_AWS=moto` seeds moto with, so the example tools run with no AWS account.
 
-`seed()` runs with boto3 already pointed at moto (docs/configuration.md). The table is the one
+`seed()` runs with boto3 already pointed at moto (the configuration guide). The table is the one
 tools/settings.toml's [default] RETURNS_TABLE names, keyed as template.yaml's ReturnsTable; the
 secret is the pickup API's token under the name PICKUP_API_TOKEN_SECRET gives, a dummy value.
 Delete this file with the examples, or make it seed your own tools' tables.

@@ -16,7 +16,7 @@ and goes through `lambda_handler` exactly as a deployed request would.
 - `aws`: `MedianAWS`, what the `median_aws` fixture gives a test that reaches AWS (and the
   idempotency table, as deployed);
 - `template`: `translated`, template.yaml as SAM's translator gives it to CloudFormation, as a `Stack`;
-- `pytest_plugin`: that fixture, registered by pyproject.toml's `-p median_lambda.testing.pytest_plugin`.
+- `pytest_plugin`: that fixture, a pytest plugin median-lambda's distribution registers (its `pytest11` entry point).
 """
 
 from __future__ import annotations
