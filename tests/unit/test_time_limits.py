@@ -148,7 +148,7 @@ def test_a_container_whose_sigalrm_is_anothers_says_once_that_its_limits_are_deg
         ("WARNING", f"{__name__}._carrier_library_alarm")
     ]
     assert "a tool stopped at its deadline goes on running" in said[0]["message"]
-    assert "docs/security.md" in said[0]["message"]
+    assert "README.md's security guide" in said[0]["message"]
     # AND counted it once, a metric of the service's own, apart from the tools' metrics
     emf = [json.loads(line) for line in logs.lines() if line.startswith('{"_aws"')]
     degraded = [document for document in emf if "TimeLimitsDegraded" in document]

@@ -250,7 +250,7 @@ def _say_if_unread(name: str, found: Found | None) -> None:
     where = found.source if found is not None else "nowhere"
     observability.logger.warning(
         f"{name} is set in this environment and not read: the setting comes from {where}. To override a setting "
-        f"from the environment, set {override_of(name)} (docs/configuration.md)",
+        f"from the environment, set {override_of(name)} (README.md's configuration guide)",
         extra={"setting": name},
     )
 

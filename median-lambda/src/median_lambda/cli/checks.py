@@ -103,7 +103,7 @@ def _show_values(registry: Registry, *, local: bool, stage: str | None) -> None:
         stages = [each for each in deployable_stages(deployed.stages) if each.name in known or ANY_STAGE in known]
     except (DeploymentUnreadable, ConfigurationError):
         return  # said as a problem already
-    print(f"The settings your tools read, per stage ({settings_file_shown()}; docs/configuration.md):")
+    print(f"The settings your tools read, per stage ({settings_file_shown()}; README.md's configuration guide):")
     for each in stages:
         if stage is not None and each.name != stage:
             continue

@@ -167,7 +167,7 @@ def write_local_env(output: str = LOCAL_ENV_FILE, template_file: str | None = No
             f"{settings.LOCAL_SETTINGS_FILE} will not reach the function under `make invoke` or `make start-api` "
             "(make serve sees them). To pass one, declare its override in the function's Environment.Variables "
             f'with an empty value ({settings.override_of(unreachable[0])}: ""): a deployed function then still '
-            "reads tools/settings.toml (docs/configuration.md).",
+            "reads tools/settings.toml (README.md's configuration guide).",
             file=sys.stderr,
         )
     return path

@@ -127,7 +127,7 @@ def check_manifest(url: str, key: str) -> int:
     if status == 401:
         raise SmokeCheckFailed(
             f"GET {url} signed with ${KEY_ENV} -> 401: the secret holds another key than ${KEY_ENV}. "
-            "Put Median's key in the secret (docs/deploy.md, 'Rotate the key'), or fix the GitHub secret."
+            "Put Median's key in the secret (README.md's deploy guide, 'Rotate the key'), or fix the GitHub secret."
         )
     raise SmokeCheckFailed(f"GET {url} signed with ${KEY_ENV} -> {status} {code}; expected 200 and the manifest.")
 

@@ -296,7 +296,7 @@ def stale_parameters(template: Template, name: str, properties: dict[str, Any]) 
                     "would update the function and publish no version, so `live` would keep the old "
                     f"configuration without a word. Fix: add ${{{parameter}}} to {name}'s VersionDescription; "
                     "or, for your own configuration, drop the parameter and put the value in "
-                    "tools/settings.toml, which ships with the code (docs/configuration.md).",
+                    "tools/settings.toml, which ships with the code (README.md's configuration guide).",
                 )
             )
             in_description.add(parameter)  # one finding per parameter, at its first property
@@ -495,7 +495,7 @@ def description_length(template: Template, name: str, properties: dict[str, Any]
                 f"(the longest: {shares}), over Lambda's {VERSION_DESCRIPTION_LIMIT}: a deploy with such "
                 "values would fail. Fix: lower those parameters' MaxLength (or MaxValue, AllowedValues), "
                 "or move your own values out of the template into tools/settings.toml, which needs no room "
-                "here (docs/configuration.md).",
+                "here (README.md's configuration guide).",
             )
         )
     return problems
@@ -515,7 +515,7 @@ def environment_size(template: Template, name: str, properties: dict[str, Any]) 
             f"its variables can reach {total:,} bytes (names and longest allowed values; the largest: "
             f"{shares}), over Lambda's {ENVIRONMENT_LIMIT:,}: a deploy with such values would fail. Fix: "
             "lower the MaxLength of the parameters they hold, or keep large values in tools/settings.toml "
-            "(read from the code, not the environment) or in SSM Parameter Store (docs/configuration.md).",
+            "(read from the code, not the environment) or in SSM Parameter Store (README.md's configuration guide).",
         )
     ]
 

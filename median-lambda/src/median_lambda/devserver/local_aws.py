@@ -94,7 +94,7 @@ class LocalAws:
             # Only when there was nothing to seed: beside a failed seed, it would contradict it.
             lines.append(
                 f"  nothing seeded: name secrets in tools/{LOCAL_SETTINGS_FILE} [secrets], make tables in "
-                f"{DEFAULT_SEED.as_posix()} seed() (docs/configuration.md)"
+                f"{DEFAULT_SEED.as_posix()} seed() (README.md's configuration guide)"
             )
         return "\n".join(lines)
 

@@ -59,7 +59,8 @@ def _answer(root: Path, key: str) -> str | None:
     if not answers.is_file():
         raise UpgradeStopped(
             "This checkout has no .copier-answers.yml, so no template to upgrade from: it is the template itself, "
-            "or a project made before the template was a Copier template (docs/upgrading.md says how to adopt one)."
+            "or a project made before the template was a Copier template (the template's upgrading guide says how "
+            "to adopt one)."
         )
     found = re.search(rf"^{re.escape(key)}:\s*(\S+)\s*$", answers.read_text(encoding="utf-8"), re.MULTILINE)
     return found[1].strip("'\"") if found else None

@@ -222,7 +222,7 @@ def _say_sigalrm_is_anothers(current: object) -> None:
             f"SIGALRM has a handler of another's ({owner}), so this container arms no time limit: each call "
             "is bounded by its steps' timeouts only, and a tool stopped at its deadline goes on running in a "
             "worker thread, into the next requests, its writes landing under their ids. Leave SIGALRM to the "
-            "handler (docs/security.md). Said once per container",
+            "handler (README.md's security guide). Said once per container",
             extra={"sigalrm_handler": owner},
         )
         observability.record_time_limits_degraded()

@@ -189,7 +189,7 @@ CREDENTIAL_REQUIRED = "LocalAwsCredentialRequired"
 _HOW_TO_REACH_IT = (
     "This local AWS answers only requests signed with the credential its run made, which its processes get through "
     "their environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY): make serve's tools, a test's boto3, a process "
-    "either starts. From another shell of yours, load the file make serve names (docs/configuration.md)."
+    "either starts. From another shell of yours, load the file make serve names (README.md's configuration guide)."
 )
 _ALGORITHM = "AWS4-HMAC-SHA256"
 _TIMESTAMP = "%Y%m%dT%H%M%SZ"

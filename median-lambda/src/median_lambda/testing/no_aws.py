@@ -20,7 +20,7 @@ HOST = "127.0.0.1"
 ERROR_CODE = "UseTheMedianAwsFixture"
 MESSAGE = (
     "This test did not ask for the median_aws fixture, so no AWS answers it, neither moto's server nor a real "
-    "account: add median_aws to the test's parameters (docs/your-own-systems.md, 'Test each')."
+    "account: add median_aws to the test's parameters (README.md's guide to your own systems, 'Test each')."
 )
 
 
