@@ -21,6 +21,8 @@ import yaml
 from median_lambda.project.deploy_names import RESERVED_JOBS, YAML_NON_STRINGS, longest_stack_name
 from median_lambda.project.sam_config import load_template
 
+from maintainers.template_proof import template_clone
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -29,11 +31,12 @@ COPIER = ROOT / ".venv" / "copier" / "bin" / "copier"
 # A project's own files, which differ from the repository's on purpose: the repository's README is its front
 # door (the library, the template, the example), a project's is README.md.jinja's (test_generated_project.py).
 NOT_TWINS = {"README.md.jinja"}
-TWINS = sorted(
-    path
-    for path in ROOT.rglob("*.jinja")
-    if ".venv" not in path.parts and "{{" not in path.name and path.name not in NOT_TWINS
-)
+# The checkout's own files, as git sees them: never a venv's, nor a copy make mutate or a test made.
+_FILES = subprocess.run(
+    ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "*.jinja"],  # noqa: S607
+    cwd=ROOT, capture_output=True, text=True, check=True,
+).stdout.split("\0")  # fmt: skip
+TWINS = sorted(ROOT / name for name in filter(None, _FILES) if "{{" not in name and Path(name).name not in NOT_TWINS)
 # What the repository's own file holds that a project's has not: the blocks between these lines (the
 # library's workspace, its maintainers' dependencies), in pyproject.toml.
 TEMPLATE_REPOSITORYS_OWN = re.compile(r"^# >>> template repository.*?^# <<< template repository\n", re.M | re.S)
@@ -226,3 +229,45 @@ def test_the_longest_stage_stack_is_accepted_and_one_character_more_refused(tmp_
     # AND the second is refused, naming the stack and the role whose name would be cut
     assert f"median-tools-{stage}s: at most {longest} characters" in refusal(over)
     assert "<stack>-MedianToolsFunctionRole-<13 characters> is an IAM role's name, at most 64" in refusal(over)
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clone of this template whose HEAD is the release v9.9.9."""
+    clone = template_clone(tmp_path_factory.mktemp("released"))
+    subprocess.run(["git", "tag", "v9.9.9"], cwd=clone, check=True)  # noqa: S607
+    return clone
+
+
+@pytest.mark.parametrize(
+    ("answer", "dependency", "source"),
+    [
+        ("false", '"median-lambda[tracing]>=3.0,<4"', 'tag = "v9.9.9", subdirectory = "median-lambda"'),
+        ("true", '"median-lambda[tracing]==9.9.9"', None),
+    ],
+)
+def test_a_project_takes_median_lambda_from_the_release_it_copied_by_git_tag_or_from_an_index(
+    released: Path, tmp_path: Path, answer: str, dependency: str, source: str | None
+) -> None:
+    # GIVEN a release of the template
+    # WHEN a project is copied from it, answering whether median-lambda comes from a package index
+    project = tmp_path / "project"
+    rendered = subprocess.run(  # noqa: S603 - the pinned copier, with arguments of our own
+        [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--skip-tasks", "--vcs-ref", "v9.9.9",
+         "--data", f"library_from_index={answer}", str(released), str(project)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert rendered.returncode == 0, rendered.stderr
+    pyproject = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+    # THEN it asks for that release (a range the lock fixes by the tag, or the version itself from an index)
+    assert dependency.strip('"') in pyproject["project"]["dependencies"]
+    # AND names the git source only when it takes the library from git, where no index can move it
+    sources = pyproject["tool"]["uv"].get("sources", {})
+    if source is None:
+        assert "median-lambda" not in sources
+    else:
+        assert source in (project / "pyproject.toml").read_text(encoding="utf-8")
+        assert sources["median-lambda"]["git"] == f"file://{released}"
+    # AND the answer is kept, so each later upgrade takes the library from the same place
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text(encoding="utf-8"))
+    assert answers["library_from_index"] is (answer == "true")
