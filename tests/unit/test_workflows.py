@@ -65,7 +65,7 @@ def test_every_action_is_pinned_to_a_commit_with_its_version_beside_it(name: str
     # GIVEN each `uses:` line of the workflow
     lines = [line for line in (WORKFLOWS / name).read_text(encoding="utf-8").splitlines() if "uses:" in line]
     for line in lines:
-        if "uses: ./" in line:
+        if "uses: $/" in line:
             continue  # this repository's own reusable workflow, at this very commit
         # THEN it names a full commit SHA, and a comment says which release that commit is
         pinned = PINNED.match(line)
@@ -121,13 +121,13 @@ def test_main_deploys_staging_then_production_and_only_once_switched_on() -> Non
     # THEN it runs on pushes to main, the checks first, staging after them and production after
     # staging; neither deploy runs before the repository variable AWS_REGION is set, nor off main
     assert deploy["on"]["push"] == {"branches": ["main"]}
-    assert jobs["checks"]["uses"] == "./.github/workflows/checks.yml"
+    assert jobs["checks"]["uses"] == "$/.github/workflows/checks.yml"
     assert jobs["checks"]["with"]["upload-build"] == "${{ vars.AWS_REGION != '' && github.ref == 'refs/heads/main' }}"
     assert jobs["staging"]["needs"] == "checks"
     assert jobs["production"]["needs"] == "staging"
     for stage in ("staging", "production"):
         assert jobs[stage]["if"] == "vars.AWS_REGION != '' && github.ref == 'refs/heads/main'"
-        assert jobs[stage]["uses"] == "./.github/workflows/deploy-stage.yml"
+        assert jobs[stage]["uses"] == "$/.github/workflows/deploy-stage.yml"
         assert jobs[stage]["with"] == {"environment": stage, "config-env": stage}
     assert deploy["concurrency"]["cancel-in-progress"] is False, "a deploy is never cancelled half-way"
 
