@@ -39,7 +39,8 @@ step "copier copy this checkout, with its examples, to $copy"
 template=$(cd "$root" && "$venv/bin/python" -c \
   'import sys; from pathlib import Path; from maintainers.template_proof import template_clone; print(template_clone(Path(sys.argv[1])))' \
   "$scratch")
-"$venv/copier/bin/copier" copy --trust --defaults --quiet --vcs-ref HEAD "$template" "$copy"
+# uv on PATH, as a user who runs `uvx copier copy` has it: the task that writes uv.lock runs it.
+PATH="$venv/bin:$PATH" "$venv/copier/bin/copier" copy --trust --defaults --quiet --vcs-ref HEAD "$template" "$copy"
 in_copy install
 
 step "make remove-examples: the README's Make it yours (${examples[*]}, and their blocks)"
