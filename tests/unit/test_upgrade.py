@@ -6,7 +6,11 @@ conflict finder on small git repositories of their own.
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
+import zipfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -16,13 +20,14 @@ from median_lambda.project.upgrade import (
     answered_version,
     conflicted_files,
     refuse_a_dirty_tree,
+    relock,
     target_version,
     use_source,
     whose,
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import Iterator
 
 
 def git(root: Path, *arguments: str) -> None:
@@ -137,3 +142,56 @@ def test_a_failing_check_says_whose_each_file_it_names_is() -> None:
     output = "handler/app.py:3: error: Name 'x' is not defined\ntools/loyalty.py:12:5: F821 undefined name\n"
     # THEN each is told apart by the template's files of the new version
     assert whose(output, {"handler/app.py", "template.yaml"}) == (["handler/app.py"], ["tools/loyalty.py"])
+
+
+def _library_wheel(index: Path, version: str) -> None:
+    """A wheel of median-lambda `version` as an index serves it (metadata only: uv locks, never installs it)."""
+    info = f"median_lambda-{version}.dist-info"
+    with zipfile.ZipFile(index / f"median_lambda-{version}-py3-none-any.whl", "w") as wheel:
+        wheel.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: median-lambda\nVersion: {version}\n")
+        wheel.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        wheel.writestr(f"{info}/RECORD", "")
+
+
+@pytest.fixture
+def indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A project whose median-lambda comes from a package index holding 3.0.1, 3.0.2 and 3.0.3, locked at 3.0.1."""
+    index = tmp_path / "index"
+    index.mkdir()
+    _library_wheel(index, "3.0.1")
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "0"\nrequires-python = ">=3.13"\n'
+        'dependencies = ["median-lambda>=3.0,<4"]\n[tool.uv]\npackage = false\n'
+    )
+    # uv from the dev venv, as a project's own .venv/bin/uv, reading this folder as its only index.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("UV_PYTHON", sys.executable)
+    monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
+    monkeypatch.setenv("UV_NO_INDEX", "1")
+    monkeypatch.setenv("UV_FIND_LINKS", str(index))
+    subprocess.run(["uv", "lock", "--quiet"], cwd=root, check=True)  # noqa: S607
+    _library_wheel(index, "3.0.2")
+    _library_wheel(index, "3.0.3")
+    yield root
+
+
+def _locked(root: Path) -> str:
+    lock = (root / "uv.lock").read_text(encoding="utf-8")
+    return lock.split('name = "median-lambda"\nversion = "', 1)[1].split('"', 1)[0]
+
+
+@pytest.mark.parametrize(("from_index", "locked"), [("true", "3.0.2"), ("false", "3.0.3")])
+def test_the_lock_takes_the_release_upgraded_to_where_an_index_holds_later_ones(
+    indexed: Path, from_index: str, locked: str
+) -> None:
+    # GIVEN a project at 3.0.1, whose index already holds 3.0.2 and 3.0.3
+    (indexed / ".copier-answers.yml").write_text(f"_commit: v3.0.2\nlibrary_from_index: {from_index}\n")
+    # WHEN the upgrade to v3.0.2 relocks median-lambda
+    relock("v3.0.2", indexed)
+    # THEN a project taking it from the index gets v3.0.2's library, the one its template files were made with,
+    # where one taking it from a git tag (which fixes the version itself) lets uv take the newest it can see
+    assert _locked(indexed) == locked

@@ -14,7 +14,7 @@ tests/tools/ or what you write between `# >>> yours` lines). Step by step:
    stop at any the merge lost: a file the new version deletes or renames, a binary both sides
    changed. A change Copier could not merge is left between `<<<<<<< before updating` (yours) and
    `>>>>>>> after updating` (the template's): this names every such file and stops, resolving nothing.
-3. uv.lock takes median-lambda at the new version (`uv lock --upgrade-package median-lambda`).
+3. uv.lock takes median-lambda at the new version (`uv lock --upgrade-package median-lambda==X.Y.Z`).
 4. `make lint`, `make test`, `make check` run. A failure is said with whose file it is: one of the
    template's files is the template's to fix, not yours.
 
@@ -201,9 +201,14 @@ def _copier_update(version: str, root: Path) -> None:
         )
 
 
-def _relock(root: Path) -> None:
+def relock(target: str, root: Path) -> None:
+    """median-lambda at the release the template's files came from. From a git source the tag fixes it; from
+    an index (the answer library_from_index), that release exactly: the newest within pyproject.toml's range
+    could be a later one."""
     uv = root / ".venv" / "bin" / "uv"
-    command = [str(uv) if uv.is_file() else "uv", "lock", "--upgrade-package", "median-lambda"]
+    from_index = _answer(root, "library_from_index") == "true" and RELEASE_TAG.match(target)
+    package = f"median-lambda=={target[1:]}" if from_index else "median-lambda"
+    command = [str(uv) if uv.is_file() else "uv", "lock", "--upgrade-package", package]
     environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
     if subprocess.run(command, cwd=root, env=environment, check=False).returncode != 0:  # noqa: S603
         raise UpgradeStopped("uv lock could not lock median-lambda's new version (above): fix that, then `make lock`.")
@@ -231,7 +236,7 @@ def run(version: str | None, source: str | None, root: Path = ROOT) -> int:
             "`make lint test check`. What each version asks of you is in its CHANGELOG."
         )
     after = answered_version(root)
-    _relock(root)
+    relock(target, root)
     print(f"upgrade: now on {after}; checking it: make lint test check", flush=True)
     templates = templates_files(root)
     for target_name in ("lint", "test", "check"):
