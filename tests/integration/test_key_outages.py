@@ -1,8 +1,8 @@
 """The key survives Secrets Manager's outages and costs nothing under forgeries.
 
 Faults are real: the handler's own boto3 client reaches moto's server through a TCP relay
-(tests/fault_relay.py) that refuses, drops, resets or stalls on command. Reads are counted
-where they reach the service, and the key source's clock is stepped past its floors.
+(tests/fault_relay.py) that refuses, drops, resets, stalls or trickles on command. Reads are
+counted where they reach the service, and the key source's clock is stepped past its floors.
 """
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ FORGED_KEY = "mk_forged_not_the_key_at_all"
 
 # Every way the network can fail a read; a stall is left to its own test, as each costs boto3's timeouts.
 QUICK_FAULTS = [Fault.REFUSE, Fault.DROP, Fault.RESET, Fault.DROP_AFTER_REQUEST]
+# An answer trickled back a byte every 0.2 s meets no read timeout of boto3's, and takes over a minute
+# whole: only the invocation's deadline ends the read, well inside a function with 3 s.
+TRICKLE_SECONDS = 0.2
+SHORT_FUNCTION_SECONDS = 3.0
 
 
 @dataclass
@@ -50,8 +54,9 @@ class Container:
     secret_id: str
     clock: SteppedClock
 
-    def get(self, key: str) -> TestAnswer:
-        return answer_of(app.lambda_handler(signed_event("GET", key=key), FakeLambdaContext()))  # type: ignore[arg-type]
+    def get(self, key: str, context: FakeLambdaContext | None = None) -> TestAnswer:
+        event = signed_event("GET", key=key)
+        return answer_of(app.lambda_handler(event, context or FakeLambdaContext()))  # type: ignore[arg-type]
 
     def reads(self) -> int:
         """The Secrets Manager requests that reached the service so far."""
@@ -101,6 +106,36 @@ def test_a_stalled_secrets_manager_also_leaves_the_good_key_in_place(warm: Conta
     # THEN the forgery is refused and Median's request is served without waiting on another read
     assert forged.status == 401
     assert warm.get(KEY).status == 200
+
+
+def test_a_forged_request_while_secrets_manager_trickles_is_refused_before_the_deadline(warm: Container) -> None:
+    # GIVEN Secrets Manager sends its answers back a byte at a time, and a function with 3 s
+    warm.relay.trickle(every_seconds=TRICKLE_SECONDS)
+    context = FakeLambdaContext(timeout_seconds=SHORT_FUNCTION_SECONDS)
+    # WHEN a forged request makes the container read the key again, past the extension
+    forged = warm.get(FORGED_KEY, context)
+    # THEN that read was given up in time: the function refuses the forgery itself, before Lambda's timeout
+    assert forged.status == 401
+    assert context.get_remaining_time_in_millis() > 0
+    # and Median's next request is served with the key read before
+    assert warm.get(KEY).status == 200
+
+
+def test_past_its_cache_lifetime_the_key_verifies_before_the_deadline_while_secrets_manager_trickles(
+    warm: Container, logs: LogCapture
+) -> None:
+    # GIVEN the key's cache lifetime has passed, Secrets Manager's answers trickle, and a function with 3 s
+    warm.clock.advance(KEY_CACHE_SECONDS)
+    warm.relay.trickle(every_seconds=TRICKLE_SECONDS)
+    context = FakeLambdaContext(timeout_seconds=SHORT_FUNCTION_SECONDS)
+    # WHEN Median's request arrives
+    answer = warm.get(KEY, context)
+    # THEN the read was given up in time and Median is served with the key read before, the failed read logged
+    assert answer.status == 200
+    assert context.get_remaining_time_in_millis() > 0
+    assert [r["message"] for r in logs.records() if r["message"].startswith("Reading the Median key failed")] == [
+        "Reading the Median key failed; still verifying with the key read before"
+    ]
 
 
 @pytest.mark.parametrize("fault", QUICK_FAULTS, ids=lambda fault: fault.value)
