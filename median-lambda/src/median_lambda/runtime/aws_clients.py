@@ -86,6 +86,7 @@ def longest_call_seconds(bounds: CallBounds = KEY_READ) -> float:
 
 _ENDS_BY = "median_ends_by"  # in botocore's request context: when this call must have ended
 _LIMIT = "median_limit"  # ... and the limit armed for it, lifted when it ends
+_HAD_SECONDS = "median_had_seconds"  # ... and how long it was given, which a timeout says
 _timed_out_class: list[Callable[..., Exception]] = []
 # The limit of the AWS call now under way on the main thread: calls of these clients never nest,
 # so one still armed when the next starts was left by a call that ended before botocore's
@@ -139,6 +140,7 @@ def _bound_each_call(client: Any, longest: float) -> None:
             ends_by = outer
         seconds = max(0.0, ends_by - now)
         context[_ENDS_BY] = ends_by
+        context[_HAD_SECONDS] = seconds
         if _armed_call:
             time_limits.drop(_armed_call.pop())
         limit = time_limits.arm(ends_by, lambda: timed_out(endpoint_url=endpoint, seconds=seconds))
@@ -156,9 +158,11 @@ def _bound_each_call(client: Any, longest: float) -> None:
     def no_retry_past_the_end(request_dict: dict[str, Any], caught_exception: Exception | None, **_: Any) -> None:
         # Raised out of botocore's retry loop: the attempt failed, and no time is left for another.
         # An answer that came, an error status included, is botocore's to give.
-        ends_by = request_dict.get("context", {}).get(_ENDS_BY)
+        context = request_dict.get("context", {})
+        ends_by = context.get(_ENDS_BY)
         if caught_exception is not None and ends_by is not None and time.monotonic() >= ends_by:
-            raise timed_out(endpoint_url=endpoint, seconds=0.0) from caught_exception
+            # The time the whole call had, as the log says it: not the none left when it ended.
+            raise timed_out(endpoint_url=endpoint, seconds=context.get(_HAD_SECONDS, 0.0)) from caught_exception
 
     events = client.meta.events
     events.register("before-call", arm)
