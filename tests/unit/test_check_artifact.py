@@ -195,8 +195,8 @@ def test_the_lock_gives_each_architecture_the_runtime_group_and_never_the_runtim
     # GIVEN the committed uv.lock
     # WHEN it is asked what an artifact for either architecture holds
     locked = locked_artifact_versions(machine)
-    # THEN the runtime and tracing groups are there, at exact versions, and boto3 and botocore are
-    # not: the Lambda runtime provides them, precompiled (pyproject.toml, aws-sdk)
+    # THEN median-lambda's runtime and tracing dependencies are there, at exact versions, and boto3 and
+    # botocore are not: the Lambda runtime provides them, precompiled
     assert {"aws-lambda-powertools", "pydantic", "pydantic-core", "aws-xray-sdk", "wrapt"} <= set(locked)
     assert not {"boto3", "botocore", "s3transfer"} & set(locked)
     assert all(version[0].isdigit() for version in locked.values())
