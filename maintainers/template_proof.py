@@ -479,7 +479,9 @@ def prove_the_next_upgrade(clone: Path, scratch: Path) -> None:
     major, minor, patch = (int(part) for part in found.groups())
     # Two versions no release of this repository has taken: this one, and the next.
     this, later = f"v{major}.{minor}.{patch + 1}", f"v{major}.{minor}.{patch + 2}"
-    git(clone, "tag", this)
+    # On a commit of its own: a checkout that is itself a release (HEAD tagged) would otherwise copy as that one
+    git(clone, "commit", "--quiet", "--allow-empty", "-m", f"Release {this[1:]}, for the proof")
+    git(clone, "tag", "--annotate", this, "--message", f"Release {this[1:]}, for the proof")
     step(f"copy this version (tagged {this} in the clone) and work in it as a user")
     project = scratch / "next"
     copy(clone, project, this, {})
@@ -493,7 +495,7 @@ def prove_the_next_upgrade(clone: Path, scratch: Path) -> None:
         encoding="utf-8",
     )
     git(clone, "commit", "--quiet", "-am", f"Release {later[1:]}, for the proof")
-    git(clone, "tag", later)
+    git(clone, "tag", "--annotate", later, "--message", f"Release {later[1:]}, for the proof")
     step(f"make upgrade: {this} -> the newest release, {later}")
     make(project, "upgrade")
     problems = [f"{name}: changed by the upgrade" for name, content in users.items()

@@ -92,7 +92,10 @@ def test_a_stages_table_missing_from_the_boundary_fails_the_contract_naming_the_
             "not allow: add it to StackRolesPermissionsBoundary in pipeline/oidc-role.yaml"
         ) in finished.stdout
     # AND only that test failed, once for each stage, traced or not
-    failed = sorted(line.split("::")[1] for line in finished.stdout.splitlines() if line.startswith("FAILED"))
+    # (a wide terminal appends " - <the message>" to each FAILED line of pytest's summary)
+    failed = sorted(
+        line.split("::")[1].split(" - ")[0] for line in finished.stdout.splitlines() if line.startswith("FAILED")
+    )
     assert failed == [
         f"test_the_boundary_allows_everything_the_function_role_is_granted_in_each_stage[{stage}-{tracing}]"
         for stage in ("production", "staging")

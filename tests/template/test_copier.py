@@ -235,7 +235,9 @@ def test_the_longest_stage_stack_is_accepted_and_one_character_more_refused(tmp_
 def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A clone of this template whose HEAD is the release v9.9.9."""
     clone = template_clone(tmp_path_factory.mktemp("released"))
-    subprocess.run(["git", "tag", "v9.9.9"], cwd=clone, check=True)  # noqa: S607
+    # A commit of its own, so no release this checkout already tagged (HEAD is one on a release) names it
+    subprocess.run(["git", "commit", "--quiet", "--allow-empty", "-m", "Release 9.9.9"], cwd=clone, check=True)  # noqa: S607
+    subprocess.run(["git", "tag", "-a", "v9.9.9", "-m", "v9.9.9"], cwd=clone, check=True)  # noqa: S607
     return clone
 
 
