@@ -241,6 +241,15 @@ def previous_release(clone: Path) -> str | None:
     return None
 
 
+def previous_major_release(clone: Path) -> str | None:
+    """The newest release of the major version before median-lambda's here (2.0.0 for 3.x), if any."""
+    major = library_version(clone)[0]
+    for tag in git(clone, "tag", "--list", "v*", "--sort=-v:refname", "--merged", "HEAD").split():
+        if version_of(tag)[0] < major:
+            return tag
+    return None
+
+
 def copy(clone: Path, project: Path, ref: str, answers: dict[str, str]) -> None:
     data = [item for name, value in answers.items() for item in ("--data", f"{name}={value}")]
     run(
@@ -438,8 +447,23 @@ def prove(scratch: Path) -> None:
     if previous_tag is None:
         step("no earlier release to upgrade from: the copy alone is proven")
         return
-    step(f"copy the previous release, {previous_tag}, and work in it as a user")
-    project = scratch / "project"
+    # A user may stay on a major version for years and skip every release since: the previous major's
+    # newest upgrades too, whenever it is not the previous release itself.
+    origins = dict.fromkeys(filter(None, (previous_major_release(clone), previous_tag)))
+    for tag in origins:
+        prove_the_upgrade_from(tag, clone, scratch)
+    prove_the_next_upgrade(clone, scratch)
+    step(
+        f"passed in {time.monotonic() - started:.0f} s: a new project works at once, {' and '.join(origins)} "
+        "upgrade, and this version takes the next one with its own make upgrade"
+    )
+
+
+def prove_the_upgrade_from(previous_tag: str, clone: Path, scratch: Path) -> None:
+    """A project copied from `previous_tag` and worked in as a user, upgraded to this version by its own make upgrade
+    and what CHANGELOG.md asks: all the user's kept, all the template's taken, and its build holds no developer part."""
+    step(f"copy the release {previous_tag}, and work in it as a user")
+    project = scratch / f"project-{previous_tag}"
     copy(clone, project, previous_tag, {})
     changed_by_the_user = act_as_a_user(project, previous_tag)
     before = files_under(project, USERS_OWN)
@@ -448,23 +472,29 @@ def prove(scratch: Path) -> None:
     # What the user's files must be once upgraded: as they left them, but for what a version crossed
     # migrates for them (3.0.0: the framework's imports are median_lambda's, sorted as its ruff sorts).
     users = {name: migrated(project, name, content, previous_tag) for name, content in before.items()}
-    fresh, previous = scratch / "fresh", scratch / "previous"
+    fresh, previous = scratch / f"fresh-{previous_tag}", scratch / f"previous-{previous_tag}"
     copying = [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref"]
     run([*copying, "HEAD", str(clone), str(fresh)], clone, render_only=True)
     run([*copying, previous_tag, str(clone), str(previous)], clone, render_only=True)
     problems = check_the_upgrade(project, users, fresh, previous, must_do)
     if problems:
-        raise ProofFailed("the upgrade is not what a user must get:\n  " + "\n  ".join(problems))
+        raise ProofFailed(f"the upgrade from {previous_tag} is not what a user must get:\n  " + "\n  ".join(problems))
     make(project, "build")
     run([str(project / ".venv" / "bin" / "median"), "check-artifact"], project)
-    prove_the_next_upgrade(clone, scratch)
-    step(
-        f"passed in {time.monotonic() - started:.0f} s: a new project works at once, {previous_tag} upgrades, "
-        "and this version takes the next one with its own make upgrade"
-    )
 
 
 LIBRARY_VERSION = re.compile(r'^__version__ = "(\d+)\.(\d+)\.(\d+)"$', re.MULTILINE)
+LIBRARY_VERSION_FILE = Path("median-lambda", "src", "median_lambda", "_version.py")
+
+
+def library_version(clone: Path) -> tuple[int, int, int]:
+    found = LIBRARY_VERSION.search((clone / LIBRARY_VERSION_FILE).read_text(encoding="utf-8"))
+    if found is None:
+        raise ProofFailed(f"{LIBRARY_VERSION_FILE} holds no X.Y.Z version")
+    major, minor, patch = (int(part) for part in found.groups())
+    return major, minor, patch
+
+
 A_LATER_LINE = "# A later release's line, which make upgrade brings into every project.\n"
 
 
@@ -472,11 +502,8 @@ def prove_the_next_upgrade(clone: Path, scratch: Path) -> None:
     """This version's own `make upgrade` (median upgrade), which the previous release's never runs: a project of
     this version, worked in as a user, takes a later release (made here, in the clone: a line of template.yaml and
     the library's version) with the library and the template's files together; then says there is nothing newer."""
-    version_file = clone / "median-lambda" / "src" / "median_lambda" / "_version.py"
-    found = LIBRARY_VERSION.search(version_file.read_text(encoding="utf-8"))
-    if found is None:
-        raise ProofFailed("median-lambda/src/median_lambda/_version.py holds no X.Y.Z version")
-    major, minor, patch = (int(part) for part in found.groups())
+    version_file = clone / LIBRARY_VERSION_FILE
+    major, minor, patch = library_version(clone)
     # Two versions no release of this repository has taken: this one, and the next.
     this, later = f"v{major}.{minor}.{patch + 1}", f"v{major}.{minor}.{patch + 2}"
     # On a commit of its own: a checkout that is itself a release (HEAD tagged) would otherwise copy as that one
