@@ -10,6 +10,7 @@ end to end on real projects.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tomllib
@@ -269,3 +270,51 @@ def test_a_project_takes_median_lambda_from_the_release_it_copied_by_git_tag_or_
     # AND the answer is kept, so each later upgrade takes the library from the same place
     answers = yaml.safe_load((project / ".copier-answers.yml").read_text(encoding="utf-8"))
     assert answers["library_from_index"] is (answer == "true")
+
+
+def test_a_project_copied_over_ssh_takes_median_lambda_over_ssh_and_links_its_guides_on_the_web(
+    released: Path, tmp_path: Path
+) -> None:
+    # GIVEN the release as a company's fork is usually reached, git@github.com:acme/median-template.git (which git's
+    # insteadOf sends to the clone here)
+    address = "git@github.com:acme/median-template.git"
+    config = tmp_path / "gitconfig"
+    config.write_text(f'[url "{released.as_uri()}"]\n\tinsteadOf = {address}\n', encoding="utf-8")
+    environment = {**os.environ, "GIT_CONFIG_GLOBAL": str(config)}
+    # WHEN a project is copied from it
+    project = tmp_path / "project"
+    rendered = subprocess.run(  # noqa: S603 - the pinned copier, with arguments of our own
+        [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--skip-tasks", "--vcs-ref", "v9.9.9",
+         address, str(project)],
+        capture_output=True, text=True, check=False, env=environment,
+    )  # fmt: skip
+    assert rendered.returncode == 0, rendered.stderr
+    # THEN uv takes median-lambda over ssh, in the URL form it reads (the scp-like one is "a relative URL" to it)
+    pyproject = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["tool"]["uv"]["sources"]["median-lambda"] == {
+        "git": "ssh://git@github.com/acme/median-template",
+        "tag": "v9.9.9",
+        "subdirectory": "median-lambda",
+    }
+    # AND the README links the guides of that release on GitHub's web pages
+    readme = (project / "README.md").read_text(encoding="utf-8")
+    assert "(https://github.com/acme/median-template/blob/v9.9.9/docs/upgrading.md)" in readme
+    assert "ssh://" not in readme
+
+
+def test_a_copy_from_a_relative_path_is_refused_saying_what_works(released: Path, tmp_path: Path) -> None:
+    # GIVEN the template named by a path relative to where copier runs
+    # WHEN a project is copied from it (its tasks run, as a user's copy does)
+    copied = subprocess.run(  # noqa: S603 - the pinned copier, with arguments of our own
+        [str(COPIER), "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "v9.9.9",
+         f"./{released.name}", str(tmp_path / "project")],
+        cwd=released.parent, capture_output=True, text=True, check=False,
+        env={**os.environ, "MEDIAN_RENDER_ONLY": "1"},
+    )  # fmt: skip
+    # THEN it is refused before anything is locked, saying why and what to give instead, and leaves no project
+    assert copied.returncode != 0
+    assert "copier copy was given the template by a relative path, which the project cannot find again" in (
+        copied.stderr
+    )
+    assert 'Copy it from its absolute path (copier copy --trust "$(realpath <the path>)" <project>)' in copied.stderr
+    assert not (tmp_path / "project").exists()

@@ -137,6 +137,19 @@ def test_another_source_is_kept_for_this_upgrade_and_the_next(project: Path) -> 
     refuse_a_dirty_tree(project)  # nothing left uncommitted
 
 
+def test_a_local_checkout_named_by_a_relative_path_is_kept_by_its_absolute_one(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a checkout of the template beside the project, named as a user types it: make upgrade SOURCE=../template
+    beside = tmp_path_factory.mktemp("beside")
+    (beside / "template").mkdir()
+    monkeypatch.chdir(beside / "template")
+    # WHEN the upgrade takes it
+    use_source("../template", project)
+    # THEN the answers name it whole, which uv and the next upgrade read from the project's own folder
+    assert answered_source(project) == str(beside / "template")
+
+
 def test_a_failing_check_says_whose_each_file_it_names_is() -> None:
     # GIVEN a check's output naming a file of the template's and one of the user's
     output = "handler/app.py:3: error: Name 'x' is not defined\ntools/loyalty.py:12:5: F821 undefined name\n"

@@ -153,7 +153,12 @@ def conflicted_files(root: Path = ROOT) -> list[str]:
 
 
 def use_source(source: str, root: Path = ROOT) -> None:
-    """Make `source` the template's place in .copier-answers.yml, for this upgrade and the next ones."""
+    """Make `source` the template's place in .copier-answers.yml, for this upgrade and the next ones.
+
+    A local checkout's relative path is made absolute: uv reads the place again from the project's
+    pyproject.toml, where a relative one means nothing (uv: "relative URL without a base")."""
+    if "://" not in source and Path(source).is_dir():
+        source = str(Path(source).resolve())
     answers = root / ANSWERS.name
     text = answers.read_text(encoding="utf-8")
     answers.write_text(re.sub(r"(?m)^_src_path:.*$", f"_src_path: {source}", text), encoding="utf-8")
