@@ -21,6 +21,7 @@ from median_lambda.project.upgrade import (
     conflicted_files,
     refuse_a_dirty_tree,
     relock,
+    source_as_kept,
     target_version,
     use_source,
     whose,
@@ -145,9 +146,12 @@ def test_a_local_checkout_named_by_a_relative_path_is_kept_by_its_absolute_one(
     (beside / "template").mkdir()
     monkeypatch.chdir(beside / "template")
     # WHEN the upgrade takes it
-    use_source("../template", project)
+    use_source(source_as_kept("../template"), project)
     # THEN the answers name it whole, which uv and the next upgrade read from the project's own folder
     assert answered_source(project) == str(beside / "template")
+    # AND a URL, or a shorthand no folder here has, is kept as given
+    for source in ("gh:a-fork/template", "git@github.com:a-fork/template.git", "https://example.com/template"):
+        assert source_as_kept(source) == source
 
 
 def test_a_failing_check_says_whose_each_file_it_names_is() -> None:

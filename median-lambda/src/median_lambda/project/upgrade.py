@@ -152,13 +152,16 @@ def conflicted_files(root: Path = ROOT) -> list[str]:
     return sorted(unmerged | rejected)
 
 
-def use_source(source: str, root: Path = ROOT) -> None:
-    """Make `source` the template's place in .copier-answers.yml, for this upgrade and the next ones.
-
-    A local checkout's relative path is made absolute: uv reads the place again from the project's
-    pyproject.toml, where a relative one means nothing (uv: "relative URL without a base")."""
+def source_as_kept(source: str) -> str:
+    """`source` as the project keeps it: a local checkout's relative path made absolute, as uv reads the place
+    again from the project's pyproject.toml, where a relative one means nothing ("relative URL without a base")."""
     if "://" not in source and Path(source).is_dir():
-        source = str(Path(source).resolve())
+        return str(Path(source).resolve())
+    return source
+
+
+def use_source(source: str, root: Path = ROOT) -> None:
+    """Make `source` the template's place in .copier-answers.yml, for this upgrade and the next ones."""
     answers = root / ANSWERS.name
     text = answers.read_text(encoding="utf-8")
     answers.write_text(re.sub(r"(?m)^_src_path:.*$", f"_src_path: {source}", text), encoding="utf-8")
@@ -222,8 +225,8 @@ def relock(target: str, root: Path) -> None:
 def run(version: str | None, source: str | None, root: Path = ROOT) -> int:
     before = answered_version(root)
     refuse_a_dirty_tree(root)
-    if source is not None and source != answered_source(root):
-        use_source(source, root)
+    if source is not None and source_as_kept(source) != answered_source(root):
+        use_source(source_as_kept(source), root)
     source = answered_source(root)
     target = target_version(before, version, source)
     if target is None:
