@@ -87,6 +87,10 @@ GUARDS: dict[str, list[str]] = {
     "deadline": [
         "tests/unit/test_time_limits.py",
         "tests/unit/test_time_limit_on_any_thread.py",
+        # The whole-call limit on a tool's waits on the network (interrupt_after): cut short, and only there.
+        "tests/integration/test_whole_call_limits.py",
+        "tests/integration/test_limits_interrupt_only_waiting.py",
+        "tests/unit/test_tool_time_bounds.py",
     ],
     "dispatch": [
         "tests/integration/test_post.py",

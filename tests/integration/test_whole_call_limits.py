@@ -245,6 +245,31 @@ def test_a_sync_tools_http_call_whose_answer_trickles_ends_in_the_tools_own_mess
     assert context.get_remaining_time_in_millis() > 0
 
 
+def test_a_tool_that_logs_its_cut_calls_error_reads_why_it_ended(
+    fault_relay: FaultRelay, scratch_registry: Registry, client: MedianTestClient, idempotency_table: str
+) -> None:
+    # GIVEN a tool that keeps its HTTP library's error for its own log line, as an author debugging the API would
+    logged: list[str] = []
+
+    @tool(risk="low")
+    def carrier_ping(args: ParcelInput, ctx: ToolContext) -> dict[str, Any]:
+        """Ask the carrier's API."""
+        try:
+            return {"status": ask_with_urllib(fault_relay.endpoint, ctx)}
+        except OSError as error:
+            logged.append(str(error))
+            raise ToolError(CARRIER_DOWN) from error
+
+    # AND the API's answer trickling back a byte at a time
+    fault_relay.trickle(every_seconds=TRICKLE_SECONDS)
+    # WHEN the tool is called with a few seconds left
+    answer, _ = call_in_short_function(client, "carrierPing")
+    # THEN the error it logs says the call's time for the network ran out, not that the API failed
+    assert answer.body["error"] == {"code": "tool_error", "message": CARRIER_DOWN}
+    assert len(logged) == 1
+    assert "the time this call had for its outbound calls is up" in logged[0]
+
+
 def test_an_async_tools_httpx_call_whose_answer_trickles_ends_in_the_tools_own_message(
     fault_relay: FaultRelay, scratch_registry: Registry, client: MedianTestClient, idempotency_table: str
 ) -> None:

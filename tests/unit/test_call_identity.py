@@ -112,6 +112,10 @@ def pairs_of_calls(draw: st.DrawFn) -> tuple[tuple[str, Any, dict[str, Any]], tu
 @example((("refund", {"amount": 1}, {}), ("refund", {"amount": WholeFloat(1.0, "1.0")}, {})))
 @example((("refund", {"amount": 0.0}, {}), ("refund", {"amount": -0.0}, {})))
 @example((("refund", {"flag": True}, {}), ("refund", {"flag": 1}, {})))
+# JSON's empty values name no conversation, so all of each is compared; `true` names one, as `0` does.
+@example((("refund", {}, {"id": "", "thread": "t1"}), ("refund", {}, {"id": "", "thread": "t2"})))
+@example((("refund", {}, {"id": False, "thread": "t1"}), ("refund", {}, {"id": False, "thread": "t2"})))
+@example((("refund", {}, {"id": True, "thread": "t1"}), ("refund", {}, {"id": True, "thread": "t2"})))
 def test_two_calls_share_an_identity_exactly_when_they_are_the_same_call(
     pair: tuple[tuple[str, Any, dict[str, Any]], tuple[str, Any, dict[str, Any]]],
 ) -> None:
