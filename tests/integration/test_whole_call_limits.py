@@ -266,8 +266,8 @@ def test_a_tool_that_logs_its_cut_calls_error_reads_why_it_ended(
     answer, _ = call_in_short_function(client, "carrierPing")
     # THEN the error it logs says the call's time for the network ran out, not that the API failed
     assert answer.body["error"] == {"code": "tool_error", "message": CARRIER_DOWN}
-    assert len(logged) == 1
-    assert "the time this call had for its outbound calls is up" in logged[0]
+    said = "the time this call had for its outbound calls is up"
+    assert logged == [said] or logged == [f"<urlopen error {said}>"]  # cut in the answer's body, or its headers
 
 
 def test_an_async_tools_httpx_call_whose_answer_trickles_ends_in_the_tools_own_message(
