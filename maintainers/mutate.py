@@ -118,6 +118,12 @@ GUARDS: dict[str, list[str]] = {
         "tests/integration/test_post_failures_said_and_logged.py",
         # The exception behind a ToolError: whether it counts, its log line, its words.
         "tests/integration/test_tool_error_causes.py",
+        # Issues 30 and 31's paths, not yet measured as guards (docs/maintaining.md): a tool's own setup
+        # crashing, one broken module among others, the one module a cold POST imports, calls cut short.
+        "tests/integration/test_one_broken_tool.py",
+        "tests/unit/test_tool_modules.py",
+        "tests/integration/test_whole_call_limits.py",
+        "tests/integration/test_limits_interrupt_only_waiting.py",
     ],
     "idempotency": [
         "tests/integration/test_idempotency.py",
