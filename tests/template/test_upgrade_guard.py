@@ -338,3 +338,34 @@ def test_a_step_after_the_merge_that_fails_undoes_the_whole_upgrade_and_names_th
     assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
     assert "_commit: v1.0.0" in (project / ".copier-answers.yml").read_text()
     assert not (Path(git(project, "rev-parse", "--absolute-git-dir").strip()) / "median-upgrade").exists()
+
+
+def test_an_upgrade_undone_in_a_folder_of_a_larger_repository_leaves_the_rest_of_it_alone(
+    template: Path, tmp_path: Path
+) -> None:
+    # GIVEN a project in a folder of a larger repository, beside another folder with work not yet committed (Copier
+    # holds only the project's own folder to be clean)
+    repository = tmp_path / "monorepo"
+    repository.mkdir()
+    git(repository, "init", "--quiet")
+    (repository / "service").mkdir()
+    (repository / "service" / "notes.txt").write_text("committed\n")
+    done = copier(
+        "copy", "--trust", "--defaults", "--quiet", "--vcs-ref", "v1.0.0", str(template), "endpoint", cwd=repository
+    )
+    assert done.returncode == 0, done.stderr
+    git(repository, "add", "-A")
+    git(repository, "commit", "--quiet", "-m", "the repository, with the endpoint copied")
+    (repository / "service" / "notes.txt").write_text("committed\nand my work in progress\n")
+    (repository / "service" / "draft.txt").write_text("not added yet\n")
+    # AND a next version whose step after the merge fails
+    release(template, "v1.1.0", {"kept.txt": b"the template's, improved\n"}, tasks=FAILING_RENDER)
+    # WHEN the project is updated, and its upgrade undone
+    updated = update(repository / "endpoint")
+    assert updated.returncode != 0
+    assert "upgrade: stopped after the merge, which is undone" in updated.stdout + updated.stderr
+    # THEN the project is its last commit again, and the other folder's work is as it was
+    assert (repository / "endpoint" / "kept.txt").read_bytes() == b"the template's\n"
+    assert git(repository, "status", "--porcelain", "--", "endpoint") == ""
+    assert (repository / "service" / "notes.txt").read_text() == "committed\nand my work in progress\n"
+    assert (repository / "service" / "draft.txt").read_text() == "not added yet\n"

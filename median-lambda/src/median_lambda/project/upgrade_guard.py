@@ -109,8 +109,8 @@ def render(version: str, root: Path, destination: Path) -> dict[str, str]:
         data_file.write_text(json.dumps(answers), encoding="utf-8")
         command = [sys.executable, "-m", "copier", "copy", "--trust", "--defaults", "--quiet"]
         command += ["--vcs-ref", version, "--data-file", str(data_file), str(recorded["_src_path"]), str(destination)]
-        # Copier's tasks take their environment from the Copier process (never this one's, once Copier is
-        # imported here): so the switch goes to a Copier of its own.
+        # Copier runs its tasks in the environment its process started with (its plumbum's copy, taken at import),
+        # never in one changed later in that process: the switch reaches them only from a Copier process of its own.
         rendered = subprocess.run(  # noqa: S603 - this interpreter's Copier, on the project's own template
             command,
             env={**os.environ, RENDER_ONLY_ENV: "1"},
@@ -190,9 +190,10 @@ def after(version_to: str, root: Path = ROOT) -> tuple[list[str], list[str], lis
 
 
 def undo(root: Path = ROOT) -> tuple[str, list[str]]:
-    """The upgrade undone: every file back as the last commit has it (Copier merges into a clean tree only, so
-    that is the project as the upgrade found it). Returns the commit, and the files of the template's the user
-    had changed that the upgrade had altered, now back."""
+    """The upgrade undone: every file of the project back as the last commit has it (Copier merges into a clean
+    project only, so that is the project as the upgrade found it), and nothing outside its folder touched (a
+    project may be one folder of a larger repository, which Copier lets be dirty). Returns the commit, and the
+    files of the template's the user had changed that the upgrade had altered, now back."""
     kept = kept_directory(root)
     try:
         changed: list[str] = json.loads((kept / "before.json").read_text(encoding="utf-8"))["changed"]
@@ -203,8 +204,9 @@ def undo(root: Path = ROOT) -> tuple[str, list[str]]:
         for name in changed
         if not (root / name).is_file() or _digest(root / name) != _digest(kept / "yours" / name)
     ]
-    _git(root, "reset", "--quiet", "--hard", "HEAD")
-    _git(root, "clean", "--quiet", "--force", "-d")
+    _git(root, "reset", "--quiet", "HEAD", "--", ".")
+    _git(root, "checkout", "--", ".")
+    _git(root, "clean", "--quiet", "--force", "-d", "--", ".")
     shutil.rmtree(kept, ignore_errors=True)
     return _git(root, "rev-parse", "--short", "HEAD").strip(), altered
 
