@@ -241,3 +241,11 @@ def test_the_template_repository_itself_has_no_template_version_to_agree_with() 
     # THEN there is nothing to hold its lock to
     assert not (ROOT / ".copier-answers.yml").exists()
     assert library_disagreement(ROOT) is None
+
+
+def test_a_tag_of_a_fork_s_own_naming_is_not_judged_offline(tmp_path: Path) -> None:
+    # GIVEN a project copied from a fork's tag that is no release's name (pyproject.toml then pins its commit by rev)
+    source = f'{{ git = "{TEMPLATE_URL}?subdirectory=median-lambda&rev={OTHER_COMMIT}#{OTHER_COMMIT}" }}'
+    project = _project_on(tmp_path, "acme-2026.1", "3.1.0", source)
+    # THEN nothing says which commit that tag is without the fork at hand: the check says nothing untrue
+    assert library_disagreement(project) is None

@@ -42,6 +42,7 @@ RUNTIME_ROOT = "boto3"
 # They are the library's: each version of median-lambda drives the tools it was tested with.
 TOOLING = Path(__file__).resolve().parent / "tooling"
 _RELEASE = re.compile(r"^v(\d+\.\d+\.\d+)$")
+_DESCRIBED = re.compile(r"(?:^|-g)([0-9a-f]{7,40})$")
 
 
 class LockError(Exception):
@@ -141,10 +142,14 @@ def library_disagreement(project: Path = ROOT) -> str | None:
     recorded = found[1]
     version, source = locked_library(lock)
     release = _RELEASE.match(recorded)
+    # A commit no release tag names, as `git describe` gives it: `v3.0.0-4-gabc1234`, or `abc1234` in a template
+    # with no tags. Another tag's name says nothing this can check offline.
+    described = _DESCRIBED.search(recorded)
+    if release is None and described is None:
+        return None
     if "git" in source:
         ref, commit = _git_pin(source["git"])
-        # A release by its tag; a commit no tag names by its hash (`v3.0.0-4-gabc1234`, or `abc1234` untagged).
-        if ref == f"tag {recorded}" if release else commit.startswith(recorded.rsplit("-g", 1)[-1]):
+        if ref == f"tag {recorded}" if release else described and commit.startswith(described[1]):
             return None
     elif "registry" in source and release and version == release[1]:
         return None
