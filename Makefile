@@ -73,7 +73,7 @@ check: $(INSTALLED) ## Check the tools against Median's sync rules and every sta
 new-tool: $(INSTALLED) ## Write tools/NAME.py, a working tool, and its tests: NAME=loyalty_points
 	@[ -n "$$NAME" ] || { echo "Name the tool's module: make new-tool NAME=loyalty_points" >&2; exit 2; }
 	$(MEDIAN) new-tool "$$NAME"
-lint: $(INSTALLED) ## The lock matches pyproject.toml; ruff (lint and format); mypy on handler/ and tools/
+lint: $(INSTALLED) ## The lock matches pyproject.toml and the template version; ruff (lint and format); mypy on handler/ and tools/
 	$(MEDIAN) lock --check
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 format: $(INSTALLED) ## Fix what ruff can fix and format the code

@@ -455,7 +455,7 @@ def prove(scratch: Path) -> None:
     prove_the_next_upgrade(clone, scratch)
     step(
         f"passed in {time.monotonic() - started:.0f} s: a new project works at once, {' and '.join(origins)} "
-        "upgrade, and this version takes the next one with its own make upgrade"
+        "upgrade, and this version takes the next one with its own make upgrade, and a fork's with SOURCE="
     )
 
 
@@ -496,33 +496,54 @@ def library_version(clone: Path) -> tuple[int, int, int]:
 
 
 A_LATER_LINE = "# A later release's line, which make upgrade brings into every project.\n"
+A_FORKS_LINE = "# A fork's own release's line, which make upgrade SOURCE=<the fork> brings.\n"
+
+
+def make_release(clone: Path, tag: str, template_line: str = "") -> None:
+    """A release in `clone`, as `make release` makes one: median-lambda's version set to it, one commit, its tag;
+    `template_line` appended to template.yaml (a change of the template's every project takes)."""
+    if template_line:
+        with (clone / "template.yaml").open("a", encoding="utf-8") as template:
+            template.write(template_line)
+    version_file = clone / LIBRARY_VERSION_FILE
+    version_file.write_text(
+        LIBRARY_VERSION.sub(f'__version__ = "{tag[1:]}"', version_file.read_text(encoding="utf-8")), encoding="utf-8"
+    )
+    # A commit of its own even with nothing else changed: a checkout that is itself a release (HEAD tagged) would
+    # otherwise copy as that one.
+    git(clone, "commit", "--quiet", "--allow-empty", "-am", f"Release {tag[1:]}, for the proof")
+    git(clone, "tag", "--annotate", tag, "--message", f"Release {tag[1:]}, for the proof")
+
+
+def later_releases(clone: Path, count: int) -> list[str]:
+    """`count` release tags after median-lambda's version here, which no release of this repository has taken."""
+    major, minor, patch = library_version(clone)
+    return [f"v{major}.{minor}.{patch + step}" for step in range(1, count + 1)]
+
+
+def locked_library(project: Path) -> str:
+    """The median-lambda version the project's uv.lock pins, and where from."""
+    found = re.search(
+        r'name = "median-lambda"\nversion = "([^"]+)"\nsource = \{ (?:git|registry) = "([^"?#]+)',
+        (project / "uv.lock").read_text(encoding="utf-8"),
+    )
+    return f"{found[1]} from {found[2]}" if found else "nowhere"
 
 
 def prove_the_next_upgrade(clone: Path, scratch: Path) -> None:
     """This version's own `make upgrade` (median upgrade), which the previous release's never runs: a project of
     this version, worked in as a user, takes a later release (made here, in the clone: a line of template.yaml and
-    the library's version) with the library and the template's files together; then says there is nothing newer."""
-    version_file = clone / LIBRARY_VERSION_FILE
-    major, minor, patch = library_version(clone)
-    # Two versions no release of this repository has taken: this one, and the next.
-    this, later = f"v{major}.{minor}.{patch + 1}", f"v{major}.{minor}.{patch + 2}"
-    # On a commit of its own: a checkout that is itself a release (HEAD tagged) would otherwise copy as that one
-    git(clone, "commit", "--quiet", "--allow-empty", "-m", f"Release {this[1:]}, for the proof")
-    git(clone, "tag", "--annotate", this, "--message", f"Release {this[1:]}, for the proof")
+    the library's version) with the library and the template's files together; then says there is nothing newer;
+    then takes a fork's own release with `make upgrade SOURCE=<the fork>`, the library and every link from there."""
+    this, later, forked = later_releases(clone, 3)
+    make_release(clone, this)
     step(f"copy this version (tagged {this} in the clone) and work in it as a user")
     project = scratch / "next"
     copy(clone, project, this, {})
     act_as_a_user(project, this)
     users = files_under(project, USERS_OWN)
     step(f"a later release, {later}: a line of template.yaml and median-lambda's version")
-    with (clone / "template.yaml").open("a", encoding="utf-8") as template:
-        template.write(A_LATER_LINE)
-    version_file.write_text(
-        LIBRARY_VERSION.sub(f'__version__ = "{major}.{minor}.{patch + 2}"', version_file.read_text(encoding="utf-8")),
-        encoding="utf-8",
-    )
-    git(clone, "commit", "--quiet", "-am", f"Release {later[1:]}, for the proof")
-    git(clone, "tag", "--annotate", later, "--message", f"Release {later[1:]}, for the proof")
+    make_release(clone, later, A_LATER_LINE)
     step(f"make upgrade: {this} -> the newest release, {later}")
     make(project, "upgrade")
     problems = [f"{name}: changed by the upgrade" for name, content in users.items()
@@ -531,11 +552,8 @@ def prove_the_next_upgrade(clone: Path, scratch: Path) -> None:
         problems.append(f"template.yaml lacks {later}'s line")
     if f'tag = "{later}"' not in (project / "pyproject.toml").read_text(encoding="utf-8"):
         problems.append(f"pyproject.toml does not take median-lambda from {later}")
-    locked = re.search(
-        r'name = "median-lambda"\nversion = "([^"]+)"', (project / "uv.lock").read_text(encoding="utf-8")
-    )
-    if locked is None or locked[1] != later[1:]:
-        problems.append(f"uv.lock locks median-lambda {locked[1] if locked else 'nowhere'}, not {later[1:]}")
+    if locked_library(project) != f"{later[1:]} from file://{clone}":
+        problems.append(f"uv.lock locks median-lambda {locked_library(project)}, not {later[1:]} from {clone}")
     if problems:
         raise ProofFailed(f"make upgrade to {later} is not what a user must get:\n  " + "\n  ".join(problems))
     git(project, "add", "-A")
@@ -543,6 +561,27 @@ def prove_the_next_upgrade(clone: Path, scratch: Path) -> None:
     said = run(["make", "--no-print-directory", "upgrade"], project, capture_output=True)
     if "nothing to upgrade" not in said:
         raise ProofFailed(f"make upgrade on the newest release did not say there was nothing to do: {said[-500:]}")
+
+    step(f"a fork of the template, with a release of its own, {forked}; make upgrade SOURCE=<the fork>")
+    fork = scratch / "fork"
+    run(["git", "clone", "--quiet", "--no-local", str(clone), str(fork)], scratch)
+    git(fork, "config", "user.email", "fork@example.invalid")
+    git(fork, "config", "user.name", "a fork")
+    make_release(fork, forked, A_FORKS_LINE)
+    make(project, "upgrade", f"SOURCE={fork}")
+    readme = (project / "README.md").read_text(encoding="utf-8")
+    problems = [f"{name}: changed by the upgrade" for name, content in users.items()
+                if files_under(project, USERS_OWN).get(name) != content]  # fmt: skip
+    if not (project / "template.yaml").read_text(encoding="utf-8").endswith(A_FORKS_LINE):
+        problems.append(f"template.yaml lacks {forked}'s line")
+    if f'git = "file://{fork}", tag = "{forked}"' not in (project / "pyproject.toml").read_text(encoding="utf-8"):
+        problems.append(f"pyproject.toml does not take median-lambda from the fork's {forked}")
+    if str(clone) in readme or f"file://{fork}/docs/upgrading.md" not in readme:
+        problems.append("README.md's links do not all name the fork")
+    if locked_library(project) != f"{forked[1:]} from file://{fork}":
+        problems.append(f"uv.lock locks median-lambda {locked_library(project)}, not {forked[1:]} from the fork")
+    if problems:
+        raise ProofFailed("make upgrade SOURCE=<a fork> is not what a user must get:\n  " + "\n  ".join(problems))
 
 
 def main(argv: list[str]) -> int:

@@ -260,13 +260,17 @@ def test_a_project_takes_median_lambda_from_the_release_it_copied_by_git_tag_or_
     pyproject = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
     # THEN it asks for median-lambda within its major version, which the lock fixes at a release
     assert "median-lambda[tracing]>=3.0,<4" in pyproject["project"]["dependencies"]
-    # AND names the git source only when it takes the library from git: from an index, Dependabot may move it
+    # AND names the git source only when it takes the library from git; from an index, the release copied, exactly
+    # (its template files are that release's: the lock, `make lock` included, takes no later one)
     sources = pyproject["tool"]["uv"].get("sources", {})
+    constraints = pyproject["tool"]["uv"].get("constraint-dependencies", [])
     if source is None:
         assert "median-lambda" not in sources
+        assert constraints == ["median-lambda==9.9.9"]
     else:
         assert source in (project / "pyproject.toml").read_text(encoding="utf-8")
         assert sources["median-lambda"]["git"] == f"file://{released}"
+        assert constraints == []
     # AND the answer is kept, so each later upgrade takes the library from the same place
     answers = yaml.safe_load((project / ".copier-answers.yml").read_text(encoding="utf-8"))
     assert answers["library_from_index"] is (answer == "true")

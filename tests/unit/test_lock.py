@@ -14,6 +14,7 @@ from median_lambda.project.lock import (
     LOCK,
     ROOT,
     TOOLING,
+    library_disagreement,
     stale_lock_problem,
     stale_tooling_problems,
     tool_requirements,
@@ -153,3 +154,98 @@ def test_the_project_lock_holds_none_of_the_developer_tools() -> None:
     locked = {package["name"] for package in tomllib.loads(LOCK.read_text())["package"]}
     # THEN no tool that has a venv of its own is in it: their pins never bend the project's
     assert locked.isdisjoint({"aws-sam-cli", "checkov", "zizmor", "check-jsonschema", "mutmut"})
+
+
+TEMPLATE_URL = "https://github.com/acme/median-template"
+COMMIT = "4f6a97e6280bdaa8be97df0679a92d288e39e3b8"
+OTHER_COMMIT = "9c8770522bf72022e4fd1933b2131a8ab1c058dc"
+
+
+def _project_on(root: Path, recorded: str, version: str, source: str) -> Path:
+    """A project whose .copier-answers.yml records the template version `recorded`, and whose uv.lock pins
+    median-lambda `version` from `source` (as uv writes it: `{ git = "..." }`, `{ registry = "..." }`, ...)."""
+    (root / ".copier-answers.yml").write_text(f"_commit: {recorded}\n_src_path: gh:acme/median-template\n")
+    (root / "uv.lock").write_text(
+        f'version = 1\n\n[[package]]\nname = "median-lambda"\nversion = "{version}"\nsource = {source}\n'
+    )
+    return root
+
+
+@pytest.mark.parametrize(
+    ("recorded", "version", "source"),
+    [
+        ("v3.1.0", "3.1.0", f'{{ git = "{TEMPLATE_URL}?subdirectory=median-lambda&tag=v3.1.0#{COMMIT}" }}'),
+        (
+            "v3.1.0-4-g4f6a97e",
+            "3.1.0",
+            f'{{ git = "{TEMPLATE_URL}?subdirectory=median-lambda&rev={COMMIT}#{COMMIT}" }}',
+        ),
+        ("4f6a97e", "3.0.0", f'{{ git = "{TEMPLATE_URL}?subdirectory=median-lambda&rev={COMMIT}#{COMMIT}" }}'),
+        ("v3.1.0", "3.1.0", '{ registry = "https://pypi.org/simple" }'),
+    ],
+    ids=["a release, by git tag", "a commit after one, by rev", "a commit of a template with no tags", "from an index"],
+)
+def test_a_lock_of_the_template_version_recorded_agrees(
+    tmp_path: Path, recorded: str, version: str, source: str
+) -> None:
+    # GIVEN a project whose lock pins the library of the template version it records, however it was copied
+    project = _project_on(tmp_path, recorded, version, source)
+    # THEN the check finds nothing to say
+    assert library_disagreement(project) is None
+
+
+@pytest.mark.parametrize(
+    ("recorded", "version", "source", "locked"),
+    [
+        (
+            "v3.1.0",
+            "3.0.0",
+            f'{{ git = "{TEMPLATE_URL}?subdirectory=median-lambda&tag=v3.0.0#{OTHER_COMMIT}" }}',
+            "3.0.0 (git tag v3.0.0, commit 9c8770522bf7)",
+        ),
+        (
+            "v3.1.0-4-g4f6a97e",
+            "3.1.0",
+            f'{{ git = "{TEMPLATE_URL}?subdirectory=median-lambda&rev={OTHER_COMMIT}#{OTHER_COMMIT}" }}',
+            f"3.1.0 (git rev {OTHER_COMMIT}, commit 9c8770522bf7)",
+        ),
+        ("v3.1.0", "3.0.0", '{ registry = "https://pypi.org/simple" }', "3.0.0 (registry https://pypi.org/simple)"),
+        ("v3.1.0", "3.1.0", '{ editable = "../median-lambda" }', "3.1.0 (editable ../median-lambda)"),
+    ],
+    ids=[
+        "a conflict resolved, make lock kept the old tag",
+        "a commit other than the one copied",
+        "an index's older release",
+        "a local checkout of the library, installed by hand",
+    ],
+)
+def test_a_lock_of_another_library_is_named_with_the_template_version_and_the_fix(
+    tmp_path: Path, recorded: str, version: str, source: str, locked: str
+) -> None:
+    # GIVEN a project whose lock pins a library other than that of the template version it records
+    project = _project_on(tmp_path, recorded, version, source)
+    # WHEN the lock is checked, as make lint checks it
+    problem = library_disagreement(project)
+    # THEN both are named, and what brings them together
+    assert problem is not None
+    assert problem.startswith(
+        f"uv.lock pins median-lambda {locked}, but this project's template files are {recorded} "
+        "(.copier-answers.yml's _commit): the two are released together and must agree. Run `make lock`: it locks "
+        f"{recorded}'s median-lambda"
+    )
+    assert problem.endswith("To move both to a later version: `make upgrade`.")
+
+
+def test_the_template_repository_itself_has_no_template_version_to_agree_with() -> None:
+    # GIVEN this checkout, which is the template and runs median-lambda from its own folder (a workspace member)
+    # THEN there is nothing to hold its lock to
+    assert not (ROOT / ".copier-answers.yml").exists()
+    assert library_disagreement(ROOT) is None
+
+
+def test_a_tag_of_a_fork_s_own_naming_is_not_judged_offline(tmp_path: Path) -> None:
+    # GIVEN a project copied from a fork's tag that is no release's name (pyproject.toml then pins its commit by rev)
+    source = f'{{ git = "{TEMPLATE_URL}?subdirectory=median-lambda&rev={OTHER_COMMIT}#{OTHER_COMMIT}" }}'
+    project = _project_on(tmp_path, "acme-2026.1", "3.1.0", source)
+    # THEN nothing says which commit that tag is without the fork at hand: the check says nothing untrue
+    assert library_disagreement(project) is None

@@ -154,11 +154,23 @@ def test_a_local_checkout_named_by_a_relative_path_is_kept_by_its_absolute_one(
         assert source_as_kept(source) == source
 
 
-def test_a_failing_check_says_whose_each_file_it_names_is() -> None:
-    # GIVEN a check's output naming a file of the template's and one of the user's
-    output = "handler/app.py:3: error: Name 'x' is not defined\ntools/loyalty.py:12:5: F821 undefined name\n"
-    # THEN each is told apart by the template's files of the new version
-    assert whose(output, {"handler/app.py", "template.yaml"}) == (["handler/app.py"], ["tools/loyalty.py"])
+def test_a_failing_check_says_whose_each_file_it_names_is(tmp_path: Path) -> None:
+    # GIVEN a check's output naming a file of the template's, one of the user's (relative and whole), median-lambda's
+    # own in the venv (as pytest and a traceback name them), and another installed package's
+    output = (
+        "handler/app.py:3: error: Name 'x' is not defined\n"
+        "tools/loyalty.py:12:5: F821 undefined name\n"
+        f"{tmp_path}/tests/tools/test_loyalty.py:4: AssertionError\n"
+        ".venv/lib/python3.13/site-packages/median_lambda/contract/test_post.py:120: in test_refusals\n"
+        f"{tmp_path}/.venv/lib/python3.13/site-packages/median_lambda/calls/dispatch.py:88: ValueError\n"
+        ".venv/lib/python3.13/site-packages/pydantic/main.py:250: ValidationError\n"
+    )
+    # WHEN they are told apart by the template's files of the new version
+    named = whose(output, {"handler/app.py", "template.yaml"}, tmp_path)
+    # THEN the library's own files are never the user's, and another package's is no one's here
+    assert named.templates == ["handler/app.py"]
+    assert named.library == ["median_lambda/calls/dispatch.py", "median_lambda/contract/test_post.py"]
+    assert named.yours == ["tests/tools/test_loyalty.py", "tools/loyalty.py"]
 
 
 def _library_wheel(index: Path, version: str) -> None:
@@ -174,16 +186,19 @@ def _library_wheel(index: Path, version: str) -> None:
 
 @pytest.fixture
 def indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A project whose median-lambda comes from a package index holding 3.0.1, 3.0.2 and 3.0.3, locked at 3.0.1."""
+    """A project whose median-lambda comes from a package index holding 3.0.1, 3.0.2 and 3.0.3, locked at 3.0.1, and
+    whose template files are now 3.0.2's: its pyproject.toml constrains the library to 3.0.2, as the template writes
+    it for a project taking median-lambda from an index (pyproject.toml.jinja)."""
     index = tmp_path / "index"
     index.mkdir()
     _library_wheel(index, "3.0.1")
     root = tmp_path / "project"
     root.mkdir()
-    (root / "pyproject.toml").write_text(
+    pyproject = (
         '[project]\nname = "p"\nversion = "0"\nrequires-python = ">=3.13"\n'
         'dependencies = ["median-lambda>=3.0,<4"]\n[tool.uv]\npackage = false\n'
     )
+    (root / "pyproject.toml").write_text(pyproject + 'constraint-dependencies = ["median-lambda==3.0.1"]\n')
     # uv from the dev venv, as a project's own .venv/bin/uv, reading this folder as its only index.
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("UV_PYTHON", sys.executable)
@@ -193,6 +208,7 @@ def indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     subprocess.run(["uv", "lock", "--quiet"], cwd=root, check=True)  # noqa: S607
     _library_wheel(index, "3.0.2")
     _library_wheel(index, "3.0.3")
+    (root / "pyproject.toml").write_text(pyproject + 'constraint-dependencies = ["median-lambda==3.0.2"]\n')
     yield root
 
 
@@ -201,14 +217,9 @@ def _locked(root: Path) -> str:
     return lock.split('name = "median-lambda"\nversion = "', 1)[1].split('"', 1)[0]
 
 
-@pytest.mark.parametrize(("from_index", "locked"), [("true", "3.0.2"), ("false", "3.0.3")])
-def test_the_lock_takes_the_release_upgraded_to_where_an_index_holds_later_ones(
-    indexed: Path, from_index: str, locked: str
-) -> None:
-    # GIVEN a project at 3.0.1, whose index already holds 3.0.2 and 3.0.3
-    (indexed / ".copier-answers.yml").write_text(f"_commit: v3.0.2\nlibrary_from_index: {from_index}\n")
-    # WHEN the upgrade to v3.0.2 relocks median-lambda
-    relock("v3.0.2", indexed)
-    # THEN a project taking it from the index gets v3.0.2's library, the one its template files were made with,
-    # where one taking it from a git tag (which fixes the version itself) lets uv take the newest it can see
-    assert _locked(indexed) == locked
+def test_the_lock_takes_the_release_upgraded_to_where_an_index_holds_later_ones(indexed: Path) -> None:
+    # GIVEN a project at 3.0.1 upgraded to 3.0.2's template files, whose index already holds 3.0.2 and 3.0.3
+    # WHEN the upgrade relocks median-lambda
+    relock(indexed)
+    # THEN it gets 3.0.2's library, the one its template files were made with, not the newest the index has
+    assert _locked(indexed) == "3.0.2"

@@ -184,12 +184,12 @@ def _local_check(arguments: argparse.Namespace) -> int:
 
 
 def _lock(arguments: argparse.Namespace) -> int:
-    from median_lambda.project.lock import lock, stale_lock_problem
+    from median_lambda.project.lock import library_disagreement, lock, stale_lock_problem
 
     if arguments.check:
-        problem = stale_lock_problem()
-        if problem:
-            raise Failed(problem)
+        problems = [problem for problem in (stale_lock_problem(), library_disagreement()) if problem]
+        if problems:
+            raise Failed("\n".join(problems))
         return 0
     lock(arguments.upgrade)
     return 0
@@ -336,7 +336,9 @@ def parser() -> QuietParser:
     _local_commands(commands)
 
     lock = commands.add("lock", _lock, "Lock pyproject.toml's dependencies in uv.lock, or --check it matches")
-    lock.add_argument("--check", action="store_true", help="only say whether uv.lock matches pyproject.toml")
+    lock.add_argument(
+        "--check", action="store_true", help="only say whether uv.lock matches pyproject.toml and the template version"
+    )
     lock.add_argument(
         "--upgrade",
         action="append",

@@ -17,10 +17,12 @@ Each runs uv, the one beside this interpreter (the dev venv's, which the project
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 LOCK = ROOT / "uv.lock"
@@ -39,6 +41,8 @@ RUNTIME_ROOT = "boto3"
 # it all with hashes (`uv lock --script`), so uv locks, checks and audits it as it does uv.lock.
 # They are the library's: each version of median-lambda drives the tools it was tested with.
 TOOLING = Path(__file__).resolve().parent / "tooling"
+_RELEASE = re.compile(r"^v(\d+\.\d+\.\d+)$")
+_DESCRIBED = re.compile(r"(?:^|-g)([0-9a-f]{7,40})$")
 
 
 class LockError(Exception):
@@ -97,6 +101,65 @@ def stale_lock_problem(project: Path = ROOT) -> str | None:
     if any(sign in cause for sign in ("needs to be updated", "Unable to find lockfile", "No solution found")):
         return f"uv.lock does not match pyproject.toml: {FIX}"
     return f"uv.lock could not be checked against pyproject.toml ({cause}): {FIX}"
+
+
+def locked_library(lock: Path = LOCK) -> tuple[str, dict[str, str]]:
+    """median-lambda as uv.lock pins it: its version, and where from (`{"git": URL}`, `{"registry": URL}`, ...)."""
+    packages = tomllib.loads(lock.read_text(encoding="utf-8")).get("package", [])
+    entries = [package for package in packages if package.get("name") == "median-lambda"]
+    if len(entries) != 1:
+        raise LockError(f"{lock.name} holds {len(entries)} versions of median-lambda, not one: {FIX}")
+    return str(entries[0].get("version", "")), dict(entries[0].get("source", {}))
+
+
+def _git_pin(url: str) -> tuple[str, str]:
+    """A locked git source's ref as pyproject.toml named it (`tag v3.0.0`, `rev <hash>`), and the commit uv locked."""
+    parts = urlsplit(url)
+    named = dict(parse_qsl(parts.query))
+    kind = next((kind for kind in ("tag", "rev", "branch") if kind in named), "")
+    return f"{kind} {named[kind]}" if kind else "", parts.fragment
+
+
+def _as_locked(version: str, source: dict[str, str]) -> str:
+    if "git" in source:
+        ref, commit = _git_pin(source["git"])
+        return f"{version} (git {ref + ', ' if ref else ''}commit {commit[:12]})"
+    return f"{version} ({', '.join(f'{kind} {place}' for kind, place in source.items())})"
+
+
+def library_disagreement(project: Path = ROOT) -> str | None:
+    """None where uv.lock pins the median-lambda of the template version .copier-answers.yml records (its _commit:
+    a release tag, or `git describe` of the commit copied); otherwise both, and what to do. The two are released
+    together: template files of one version beside another version's library are a project no one tested. A
+    checkout with no answers (the template repository itself) has nothing to agree with."""
+    answers = project / ".copier-answers.yml"
+    lock = project / LOCK.name
+    if not answers.is_file() or not lock.is_file():
+        return None
+    found = re.search(r"(?m)^_commit:\s*['\"]?([^'\"\s]+)", answers.read_text(encoding="utf-8"))
+    if found is None:
+        return None
+    recorded = found[1]
+    version, source = locked_library(lock)
+    release = _RELEASE.match(recorded)
+    # A commit no release tag names, as `git describe` gives it: `v3.0.0-4-gabc1234`, or `abc1234` in a template
+    # with no tags. Another tag's name says nothing this can check offline.
+    described = _DESCRIBED.search(recorded)
+    if release is None and described is None:
+        return None
+    if "git" in source:
+        ref, commit = _git_pin(source["git"])
+        if ref == f"tag {recorded}" if release else described and commit.startswith(described[1]):
+            return None
+    elif "registry" in source and release and version == release[1]:
+        return None
+    return (
+        f"uv.lock pins median-lambda {_as_locked(version, source)}, but this project's template files are "
+        f"{recorded} (.copier-answers.yml's _commit): the two are released together and must agree. Run `make "
+        f"lock`: it locks {recorded}'s median-lambda where pyproject.toml names it as the template writes it (its "
+        "median-lambda source, or from a package index its constraint-dependencies); if pyproject.toml names "
+        "another, put the template's line back first. To move both to a later version: `make upgrade`."
+    )
 
 
 def tooling_scripts(directory: Path = TOOLING) -> list[Path]:
@@ -223,7 +286,8 @@ def main(argv: list[str]) -> int:
             print(tool_requirements(arguments[0], directory), end="")
         elif command in ("check", "check-tooling"):
             # check-tooling: the locks of the tools declared in `directory`, in the template repository.
-            problems = [problem for problem in [stale_lock_problem()] if problem] if command == "check" else []
+            checked = [stale_lock_problem(), library_disagreement()] if command == "check" else []
+            problems = [problem for problem in checked if problem]
             problems += stale_tooling_problems(directory) if command == "check-tooling" else []
             if problems:
                 print("\n".join(problems), file=sys.stderr)

@@ -14,13 +14,15 @@ tests/tools/ or what you write between `# >>> yours` lines). Step by step:
    stop at any the merge lost: a file the new version deletes or renames, a binary both sides
    changed. A change Copier could not merge is left between `<<<<<<< before updating` (yours) and
    `>>>>>>> after updating` (the template's): this names every such file and stops, resolving nothing.
-3. uv.lock takes median-lambda at the new version (`uv lock --upgrade-package median-lambda==X.Y.Z`).
+3. uv.lock takes median-lambda at the new version, which pyproject.toml names (`uv lock --upgrade-package
+   median-lambda`); `make lint` holds the two to agree from then on (median_lambda/project/lock.py).
 4. `make lint`, `make test`, `make check` run. A failure is said with whose file it is: one of the
    template's files is the template's to fix, not yours.
 
 SOURCE (or `make upgrade SOURCE=...`) takes the template and the library from another place than
 the one the project was copied from: a fork's URL, or a local checkout's path. The project then
-keeps it (.copier-answers.yml's _src_path, pyproject.toml's median-lambda source).
+keeps it (.copier-answers.yml's _src_path; pyproject.toml's median-lambda source and the README's
+links, which the merge takes from the new version as from any other change of the template's).
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from median_lambda.project.upgrade_guard import kept_directory
+from median_lambda.project.upgrade_guard import RENDERED_RECORD, kept_directory
 
 ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 ANSWERS = ROOT / ".copier-answers.yml"
@@ -171,16 +175,34 @@ def use_source(source: str, root: Path = ROOT) -> None:
 def templates_files(root: Path = ROOT) -> set[str]:
     """The files the new version of the template rendered (the upgrade guard's record): the template's, not yours."""
     try:
-        recorded = json.loads((kept_directory(root) / "after.json").read_text(encoding="utf-8"))
+        recorded = json.loads((kept_directory(root) / RENDERED_RECORD).read_text(encoding="utf-8"))
     except (OSError, ValueError, subprocess.CalledProcessError):
         return set()
     return set(recorded.get("rendered", ()))
 
 
-def whose(output: str, templates: set[str]) -> tuple[list[str], list[str]]:
-    """The files a check's output names, split: (the template's, yours)."""
-    named = sorted({found["path"].removeprefix("./") for found in _PLACE.finditer(output)})
-    return [name for name in named if name in templates], [name for name in named if name not in templates]
+@dataclass(frozen=True)
+class Named:
+    """The files a check's output names, by whose they are."""
+
+    templates: list[str]
+    library: list[str]  # median-lambda's own, in the venv
+    yours: list[str]
+
+
+def whose(output: str, templates: set[str], root: Path = ROOT) -> Named:
+    """The files a check's output names, told apart: the template's, median-lambda's own (in the venv, as a
+    traceback names them; another installed package's is no one's here), and yours."""
+    named = {found["path"].removeprefix("./").removeprefix(f"{root.as_posix()}/") for found in _PLACE.finditer(output)}
+    installed = {path for path in named if path.startswith((".venv/", "/")) or "/site-packages/" in path}
+    own = named - installed
+    return Named(
+        templates=sorted(own & templates),
+        library=sorted(
+            {"median_lambda/" + path.split("/median_lambda/", 1)[1] for path in installed if "/median_lambda/" in path}
+        ),
+        yours=sorted(own - templates),
+    )
 
 
 def _make(target: str, root: Path) -> subprocess.CompletedProcess[str]:
@@ -205,18 +227,15 @@ def _copier_update(version: str, root: Path) -> None:
     if subprocess.run(command, cwd=root, check=False).returncode != 0:  # noqa: S603 - the pinned copier
         raise UpgradeStopped(
             "copier update stopped (above). If it names files of yours it put back, carry your change over, then "
-            "`make lint test check` and commit; `git diff` shows what it merged."
+            "`make lock`, `make lint test check`, and commit; `git diff` shows what it merged."
         )
 
 
-def relock(target: str, root: Path) -> None:
-    """median-lambda at the release the template's files came from. From a git source the tag fixes it; from
-    an index (the answer library_from_index), that release exactly: the newest within pyproject.toml's range
-    could be a later one."""
+def relock(root: Path) -> None:
+    """median-lambda at the release the template's files came from, which pyproject.toml now names (a git tag, or
+    from an index the version exactly), and nothing else moved."""
     uv = root / ".venv" / "bin" / "uv"
-    from_index = _answer(root, "library_from_index") == "true" and RELEASE_TAG.match(target)
-    package = f"median-lambda=={target[1:]}" if from_index else "median-lambda"
-    command = [str(uv) if uv.is_file() else "uv", "lock", "--upgrade-package", package]
+    command = [str(uv) if uv.is_file() else "uv", "lock", "--upgrade-package", "median-lambda"]
     environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
     if subprocess.run(command, cwd=root, env=environment, check=False).returncode != 0:  # noqa: S603
         raise UpgradeStopped("uv lock could not lock median-lambda's new version (above): fix that, then `make lock`.")
@@ -234,6 +253,9 @@ def run(version: str | None, source: str | None, root: Path = ROOT) -> int:
         return 0
     print(f"upgrade: from {before} to {target}, from {source}", flush=True)
     _copier_update(target, root)
+    # The guard's record of the new version's files, read once: nothing of yours is kept there after a clean merge.
+    templates = templates_files(root)
+    shutil.rmtree(kept_directory(root), ignore_errors=True)
     conflicts = conflicted_files(root)
     if conflicts:
         listed = "\n".join(f"  {path}" for path in conflicts)
@@ -244,26 +266,26 @@ def run(version: str | None, source: str | None, root: Path = ROOT) -> int:
             "`make lint test check`. What each version asks of you is in its CHANGELOG."
         )
     after = answered_version(root)
-    relock(target, root)
+    relock(root)
     print(f"upgrade: now on {after}; checking it: make lint test check", flush=True)
-    templates = templates_files(root)
     for target_name in ("lint", "test", "check"):
         finished = _make(target_name, root)
         if finished.returncode == 0:
             continue
-        theirs, yours = whose(finished.stdout + finished.stderr, templates)
+        named = whose(finished.stdout + finished.stderr, templates, root)
         said = [f"`make {target_name}` fails on {after} (above)."]
-        if theirs:
+        not_yours = [*named.templates, *(f"{name} (median-lambda's, in .venv)" for name in named.library)]
+        if not_yours:
             said.append(
-                f"It names the template's own files, which you did not write: {', '.join(theirs)}. That is the "
-                f"template's to fix, not yours: report it, and stay on {before} meanwhile (`git checkout -- . && "
-                f"git clean -fd`, or `make upgrade VERSION=...` for another release)."
+                f"It names files of the template's or of median-lambda's, which you did not write: "
+                f"{', '.join(not_yours)}. That is theirs to fix, not yours: report it, and stay on {before} "
+                f"meanwhile (`git checkout -- . && git clean -fd`, or `make upgrade VERSION=...` for another release)."
             )
-        if yours or not theirs:
+        if named.yours or not not_yours:
             said.append(
-                f"{'It names files of yours: ' + ', '.join(yours) + '. ' if yours else ''}What each version after "
-                f"{before} asks of your project is under 'What you must do' in the CHANGELOG: do it, then "
-                "`make lint test check`, and commit."
+                f"{'It names files of yours: ' + ', '.join(named.yours) + '. ' if named.yours else ''}What each "
+                f"version after {before} asks of your project is under 'What you must do' in the CHANGELOG: do it, "
+                "then `make lint test check`, and commit."
             )
         raise UpgradeStopped("\n".join(said))
     print(f"upgrade: {before} -> {after}, merged and checked. Review `git diff`, then commit.")
