@@ -18,8 +18,11 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-# What the README's "Make it yours" deletes (tests/integration/test_readme.py holds both to one list).
-examples=(tools/orders.py tools/_sample_store.py tools/health.py tools/returns.py tests/tools)
+# What the README's "Make it yours" deletes (tests/integration/test_readme.py holds both to one list), and what
+# it keeps of tests/tools/: the package, and the seed hook.
+examples=(tools/orders.py tools/_sample_store.py tools/health.py tools/returns.py tests/tools/conftest.py
+  tests/tools/test_health.py tests/tools/test_orders.py tests/tools/test_returns.py tests/tools/test_returns_template.py)
+kept=(tools/__init__.py tests/tools/__init__.py tests/tools/local_aws_seed.py)
 name=${NAME:-loyalty_points}
 venv=$(cd "$root" && cd "${VENV:-.venv}" && pwd -P)
 
@@ -47,6 +50,9 @@ step "make remove-examples: the README's Make it yours (${examples[*]}, and thei
 in_copy remove-examples
 for example in "${examples[@]}"; do
   [ ! -e "$copy/$example" ] || { echo "swap-check: make remove-examples left $example" >&2; exit 1; }
+done
+for own in "${kept[@]}"; do
+  [ -e "$copy/$own" ] || { echo "swap-check: make remove-examples deleted $own" >&2; exit 1; }
 done
 
 step "make test-tools, with no tool tests yet"

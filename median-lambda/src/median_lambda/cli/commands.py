@@ -211,11 +211,12 @@ def _upgrade(arguments: argparse.Namespace) -> int:
 
 
 def _remove_examples(arguments: argparse.Namespace) -> int:
-    from median_lambda.project.examples import delete_example_files, main
+    from median_lambda.project.examples import ChangedExamples, main
 
-    for name in delete_example_files():
-        print(f"{name}: deleted")
-    return main()
+    try:
+        return main(files=True)
+    except ChangedExamples as error:
+        raise Failed(str(error)) from None
 
 
 def _tool_venv(arguments: argparse.Namespace) -> int:
