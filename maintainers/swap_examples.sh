@@ -86,6 +86,11 @@ for stage, line in (("staging", "CARRIER_RETRIES = 1"), ("production", "CARRIER_
     assert text.count(f"[{stage}]\n") == 1, f"tools/settings.toml has no one [{stage}] table"
     text = text.replace(f"[{stage}]\n", f"[{stage}]\n{line}\n")
 settings.write_text(text, encoding="utf-8")
+# The guide's staging table, as it says: the Parameter named as the setting, set where the stage is.
+samconfig = project / "samconfig.toml"
+text = samconfig.read_text(encoding="utf-8")
+assert text.count(" Stage=staging") == 1, "samconfig.toml has no one staging deploy"
+samconfig.write_text(text.replace(" Stage=staging", " Stage=staging ParcelsTable=parcels-staging"), encoding="utf-8")
 PYTHON
 )
 

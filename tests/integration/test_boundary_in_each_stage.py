@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 PARAMETER = """\
-  ParcelsTableName:
+  ParcelsTable:
     Type: String
     Description: The company's parcels table, which tools/parcels.py reads and updates.
     Default: parcels
@@ -35,7 +35,7 @@ POLICY = """\
                 Action:
                   - dynamodb:GetItem
                   - dynamodb:UpdateItem
-                Resource: !Sub arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${ParcelsTableName}
+                Resource: !Sub arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${ParcelsTable}
 """
 TABLE_ARN = "              - !Sub arn:${{AWS::Partition}}:dynamodb:${{AWS::Region}}:${{AWS::AccountId}}:table/{table}\n"
 BOUNDARY = """\
@@ -70,7 +70,7 @@ def project_with_parcels(root: Path, boundary_tables: list[str]) -> ProjectCopy:
     for stage in ("staging", "production"):
         written = f" Stage={stage}"  # in the stage's parameter_overrides, and nowhere else
         assert samconfig.count(written) == 1
-        samconfig = samconfig.replace(written, f" Stage={stage} ParcelsTableName=parcels-{stage}")
+        samconfig = samconfig.replace(written, f" Stage={stage} ParcelsTable=parcels-{stage}")
     (root / "samconfig.toml").write_text(samconfig, encoding="utf-8")
     roles = project.read("pipeline/oidc-role.yaml")
     statement = BOUNDARY + "".join(TABLE_ARN.format(table=table) for table in boundary_tables)

@@ -152,7 +152,7 @@ def test_the_guides_template_fragments_grant_exactly_the_tools_calls_on_the_stag
     )
     # WHEN make validate's own check runs, and SAM translates it for staging's table name
     problems = check(template)
-    role = translated(template, ParcelsTableName="parcels-staging").properties("MedianToolsFunctionRole")
+    role = translated(template, ParcelsTable="parcels-staging").properties("MedianToolsFunctionRole")
     # THEN the check is content (a policy is no part of a version), and the role may make the
     # tools' two calls on that one table, and nothing more on it
     assert problems == []
@@ -177,7 +177,7 @@ def test_the_guides_boundary_statement_allows_what_its_policy_grants_and_no_more
     template["Resources"]["MedianToolsFunctionRole"]["Properties"]["Policies"].extend(
         fragments["MedianToolsFunctionRole's Policies"]
     )
-    role = translated(template, ParcelsTableName=table).properties("MedianToolsFunctionRole")
+    role = translated(template, ParcelsTable=table).properties("MedianToolsFunctionRole")
     [granted] = [policy for policy in role["Policies"] if policy["PolicyName"] == "read-and-book-parcels"]
     # WHEN the boundary is asked about each grant
     for statement in granted["PolicyDocument"]["Statement"]:
