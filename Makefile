@@ -102,7 +102,7 @@ start-api: $(INSTALLED) ## sam local start-api on http://127.0.0.1:3001 (PORT=),
 	$(MEDIAN) local start-api
 call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=, INPUT=, DIAGNOSTICS=1
 	$(MEDIAN) call "$$URL" $(REQUEST) $${KEY_FILE:+--key-file "$$KEY_FILE"}
-deploy: $(INSTALLED) ## Preflight, sam build, then sam deploy (guided the first time); needs the key's secret (README)
+deploy: $(INSTALLED) ## Preflight (asks once what samconfig.toml lacks), sam build, sam deploy; needs the key's secret
 	$(MEDIAN) deploy
 delete: $(INSTALLED) ## Delete the deployed stack (the key's secret stays)
 	$(MEDIAN) delete
