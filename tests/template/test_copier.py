@@ -385,3 +385,19 @@ def test_a_copy_from_a_relative_path_is_refused_saying_what_works(released: Path
     )
     assert 'Copy it from its absolute path (copier copy --trust "$(realpath <the path>)" <project>)' in copied.stderr
     assert not (tmp_path / "project").exists()
+
+
+def test_the_projects_readme_says_whose_each_of_its_files_is(defaults: Path) -> None:
+    # GIVEN the project's README, and every file and folder at the project's root
+    readme = (defaults / "README.md").read_text(encoding="utf-8")
+    start = readme.index("Whose file is whose")
+    table = readme[start : readme.index("\n## ", start)]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    entries = sorted(path.name for path in defaults.iterdir())
+    # THEN each is in a row saying whose it is and what make upgrade does with it (the README itself as "this README")
+    named = {
+        entry: [row for row in rows if f"`{entry}" in row or (entry == "README.md" and "this README" in row)]
+        for entry in entries
+    }
+    assert [entry for entry, found in named.items() if not found] == []
+    assert all(row.count(" | ") == 2 for row in rows)
