@@ -3,6 +3,7 @@ the command and what it said. `Terminal` runs one on a pseudo-terminal, for its 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pty
@@ -73,6 +74,17 @@ class Terminal:
                 raise AssertionError(f"the command ended without showing {text!r}; it showed:\n{self.shown}")
         return self.shown
 
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        """The command stopped, if a failure left it waiting at a prompt, and its terminal closed."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        with contextlib.suppress(OSError):  # finish() closed it already
+            os.close(self._master)
+
     def send(self, keys: str) -> None:
         os.write(self._master, keys.encode())
 
@@ -81,7 +93,6 @@ class Terminal:
         deadline = time.monotonic() + timeout
         while self._read(max(deadline - time.monotonic(), 0.1)):
             assert time.monotonic() < deadline, f"the command never ended; it showed:\n{self.shown}"
-        os.close(self._master)
         return self.process.wait(timeout=10)
 
     def _read(self, timeout: float) -> bool:

@@ -205,29 +205,36 @@ def test_the_stack_names_default_fits_the_longest_stage(tmp_path: Path) -> None:
 
 def test_at_the_prompt_a_wrong_answer_is_asked_again_saying_why(tmp_path: Path) -> None:
     # GIVEN copier copy on a terminal, as a user runs it
-    terminal = Terminal(
-        [str(COPIER), "copy", "--trust", "--skip-tasks", "--vcs-ref", "HEAD", str(ROOT), str(tmp_path / "project")],
-        tmp_path,
-    )
-    clear = "\x15"  # the line's default answer, deleted before the user's
-    # WHEN the user answers each stage twice, then the stages
-    terminal.expect("The pipeline's stages")
-    terminal.send(f"{clear}[staging, staging]\r")
-    # THEN the question is asked again, saying why
-    terminal.expect("Validation error for question 'stages': each stage once")
-    terminal.send(f"{clear}[staging, production]\r")
-    # AND WHEN the user answers a stack name too long for the stage production
-    terminal.expect("The CloudFormation stack's name")
-    terminal.send(f"{clear}shopco-support-tools\r")
-    # THEN it is asked again, saying the limit the stage sets
-    terminal.expect("Validation error for question 'stack_name': at most 15 characters with the stage production")
-    # AND a name that fits is taken, the other questions at their defaults, and the project copied: no traceback
-    terminal.send(f"{clear}shopco-support\r")
-    for question in ("The AWS region", "instruction set", "Keep the example tools", "package index"):
-        terminal.expect(question)
-        terminal.send("\r")
-    assert terminal.finish() == 0, terminal.shown
-    assert "Traceback" not in terminal.shown
+    command = [
+        str(COPIER),
+        "copy",
+        "--trust",
+        "--skip-tasks",
+        "--vcs-ref",
+        "HEAD",
+        str(ROOT),
+        str(tmp_path / "project"),
+    ]
+    with Terminal(command, tmp_path) as terminal:
+        clear = "\x15"  # the line's default answer, deleted before the user's
+        # WHEN the user answers each stage twice, then the stages
+        terminal.expect("The pipeline's stages")
+        terminal.send(f"{clear}[staging, staging]\r")
+        # THEN the question is asked again, saying why
+        terminal.expect("Validation error for question 'stages': each stage once")
+        terminal.send(f"{clear}[staging, production]\r")
+        # AND WHEN the user answers a stack name too long for the stage production
+        terminal.expect("The CloudFormation stack's name")
+        terminal.send(f"{clear}shopco-support-tools\r")
+        # THEN it is asked again, saying the limit the stage sets
+        terminal.expect("Validation error for question 'stack_name': at most 15 characters with the stage production")
+        # AND a name that fits is taken, the other questions at their defaults, and the project copied: no traceback
+        terminal.send(f"{clear}shopco-support\r")
+        for question in ("The AWS region", "instruction set", "Keep the example tools", "package index"):
+            terminal.expect(question)
+            terminal.send("\r")
+        assert terminal.finish() == 0, terminal.shown
+        assert "Traceback" not in terminal.shown
     samconfig = tomllib.loads((tmp_path / "project" / "samconfig.toml").read_text(encoding="utf-8"))
     assert samconfig["production"]["global"]["parameters"]["stack_name"] == "shopco-support-production"
 
