@@ -81,7 +81,7 @@ format: $(INSTALLED) ## Fix what ruff can fix and format the code
 clean: ## Remove the virtualenv, caches and build output
 	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
-remove-examples: $(INSTALLED) ## Delete the example tools, their tests and their blocks in template.yaml and settings
+remove-examples: $(INSTALLED) ## Delete the example tools and tests the template wrote, and their blocks
 	$(MEDIAN) remove-examples
 upgrade: $(INSTALLED) ## Take a later version of the template and median-lambda, then check; VERSION=v3.1.0, SOURCE=fork
 	$(MEDIAN) upgrade $(VERSION) $${SOURCE:+--source "$$SOURCE"}
@@ -96,13 +96,13 @@ validate: $(INSTALLED) ## sam validate --lint, serverless rules, Checkov; a vers
 	$(MEDIAN) validate
 event: $(INSTALLED) ## A freshly signed event in events/ for sam local: TOOL=name INPUT='{...}', or a GET
 	$(MEDIAN) event $(REQUEST) && $(MEDIAN) local-env
-invoke: $(INSTALLED) ## sam local invoke with a fresh event: TOOL=orderStatus INPUT='{...}'; LOCAL_ARCH=, SAM_FLAGS=
+invoke: $(INSTALLED) ## sam local invoke with a fresh event: TOOL=name INPUT='{...}', or a GET; LOCAL_ARCH=, SAM_FLAGS=
 	$(MEDIAN) local invoke $(REQUEST)
 start-api: $(INSTALLED) ## sam local start-api on http://127.0.0.1:3001 (PORT=), verifying with the local dev key
 	$(MEDIAN) local start-api
 call: $(INSTALLED) ## A signed request to URL= (make serve's by default): TOOL=, INPUT=, DIAGNOSTICS=1
 	$(MEDIAN) call "$$URL" $(REQUEST) $${KEY_FILE:+--key-file "$$KEY_FILE"}
-deploy: $(INSTALLED) ## Preflight, sam build, then sam deploy (guided the first time); needs the key's secret (README)
+deploy: $(INSTALLED) ## Preflight (asks once what samconfig.toml lacks), sam build, sam deploy; needs the key's secret
 	$(MEDIAN) deploy
 delete: $(INSTALLED) ## Delete the deployed stack (the key's secret stays)
 	$(MEDIAN) delete

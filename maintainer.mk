@@ -51,7 +51,7 @@ release: $(INSTALLED) ## Release CHANGELOG.md's Unreleased section as VERSION=X.
 	$(BIN)/python -m maintainers.release $(VERSION)
 
 # The README's "Make it yours", proven in a project copied from this checkout, as a user's is.
-swap-check: copier-venv ## In a project copied from this checkout: delete the examples, make new-tool, make lint test check build
+swap-check: copier-venv ## In a project copied from this checkout: delete the examples, make new-tool, the guide's project, make lint test check validate build
 	VENV="$(VENV)" maintainers/swap_examples.sh
 
 # --- Benchmarks (issue 5) ------------------------------------------------------------

@@ -115,6 +115,38 @@ def snippet_files(markdown: str) -> dict[str, str]:
     return files
 
 
+# A YAML snippet whose first line names the file and the place a user pastes it: `# <file>, under <place>:`.
+TEMPLATE_PLACE = re.compile(r"# (?P<file>template\.yaml|pipeline/oidc-role\.yaml), under (?P<place>.+):\n")
+# Which `# >>> yours: <block>` lines each place is, in its file: a user pastes there, where `make upgrade` keeps it.
+YOURS_BLOCKS = {
+    "Parameters": "parameters",
+    "Resources": "resources",
+    "MedianToolsFunction's Environment Variables": "variables",
+    "MedianToolsFunctionRole's Policies": "policies",
+    "StackRolesPermissionsBoundary's Statement": "company",
+    "StackTables' and FunctionKeepsCallRecords' Resource": "tables",
+}
+
+
+def paste_fragments(root: Path, markdown: str) -> list[str]:
+    """Each of a page's `# <file>, under <place>:` snippets pasted where a user pastes it: before the closing line
+    of that place's `yours` block (every one of that name in the file), at its indentation; the places pasted."""
+    pasted = []
+    for language, body in fenced_snippets(markdown):
+        placed = TEMPLATE_PLACE.match(body)
+        if not placed or language != "yaml":
+            continue
+        path = root / placed["file"]
+        closing = re.compile(rf"^(?P<indent> *)# <<< yours: {YOURS_BLOCKS[placed['place']]}\b", re.MULTILINE)
+        text = path.read_text(encoding="utf-8")
+        assert closing.search(text), f"{placed['file']} has no block for {placed['place']}"
+        fragment = textwrap.dedent(body.removeprefix(placed[0]))
+        text = closing.sub(lambda line, fragment=fragment: textwrap.indent(fragment, line["indent"]) + line[0], text)
+        path.write_text(text, encoding="utf-8")
+        pasted.append(placed["place"])
+    return pasted
+
+
 def copy_project(root: Path) -> ProjectCopy:
     """handler/, pyproject.toml, uv.lock, the Makefile, template.yaml and tests/ (without the template
     repository's suites) under `root`, an empty `tools` package, and a .venv that is a link to the running

@@ -12,13 +12,15 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
-from tests.project_copy import REPO, ProjectCopy, copy_project
+from median_lambda.contract.test_permissions_boundary import Beyond, boundary_statements, where_to_allow
+
+from tests.project_copy import REPO, ProjectCopy, copy_project, paste_fragments
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 PARAMETER = """\
-  ParcelsTableName:
+  ParcelsTable:
     Type: String
     Description: The company's parcels table, which tools/parcels.py reads and updates.
     Default: parcels
@@ -33,7 +35,7 @@ POLICY = """\
                 Action:
                   - dynamodb:GetItem
                   - dynamodb:UpdateItem
-                Resource: !Sub arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${ParcelsTableName}
+                Resource: !Sub arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${ParcelsTable}
 """
 TABLE_ARN = "              - !Sub arn:${{AWS::Partition}}:dynamodb:${{AWS::Region}}:${{AWS::AccountId}}:table/{table}\n"
 BOUNDARY = """\
@@ -68,7 +70,7 @@ def project_with_parcels(root: Path, boundary_tables: list[str]) -> ProjectCopy:
     for stage in ("staging", "production"):
         written = f" Stage={stage}"  # in the stage's parameter_overrides, and nowhere else
         assert samconfig.count(written) == 1
-        samconfig = samconfig.replace(written, f" Stage={stage} ParcelsTableName=parcels-{stage}")
+        samconfig = samconfig.replace(written, f" Stage={stage} ParcelsTable=parcels-{stage}")
     (root / "samconfig.toml").write_text(samconfig, encoding="utf-8")
     roles = project.read("pipeline/oidc-role.yaml")
     statement = BOUNDARY + "".join(TABLE_ARN.format(table=table) for table in boundary_tables)
@@ -87,7 +89,7 @@ def test_a_stages_table_missing_from_the_boundary_fails_the_contract_naming_the_
     assert finished.returncode == 1, finished.stdout
     for stage in ("staging", "production"):
         assert (
-            f"stage {stage}: template.yaml grants the function dynamodb:GetItem on "
+            f"stage {stage}: template.yaml grants the function dynamodb:GetItem, dynamodb:UpdateItem on "
             f"arn:aws:dynamodb:eu-west-1:123456789012:table/parcels-{stage}, which the permissions boundary does "
             "not allow: add it to StackRolesPermissionsBoundary in pipeline/oidc-role.yaml"
         ) in finished.stdout
@@ -112,3 +114,59 @@ def test_with_each_stages_table_in_the_boundary_the_contract_passes(tmp_path: Pa
     assert finished.returncode == 0, finished.stdout
     for stage in ("staging", "production"):
         assert f"is_granted_in_each_stage[{stage}-false] PASSED" in finished.stdout
+
+
+def test_a_stack_table_and_a_company_table_missing_from_the_pipeline_are_each_said_whole_where_they_go(
+    tmp_path: Path,
+) -> None:
+    # GIVEN docs/your-own-systems.md's template fragments, a company's table and one the stack creates, pasted
+    # into template.yaml, and none of its lines in pipeline/oidc-role.yaml
+    project = copy_project(tmp_path / "project")
+    shutil.copytree(REPO / "pipeline", tmp_path / "project" / "pipeline")
+    shutil.copy(REPO / "samconfig.toml", tmp_path / "project" / "samconfig.toml")
+    paste_fragments(project.root, (REPO / "docs" / "your-own-systems.md").read_text(encoding="utf-8"))
+    shutil.copy(REPO / "pipeline" / "oidc-role.yaml", tmp_path / "project" / "pipeline" / "oidc-role.yaml")
+    # WHEN the contract suite's boundary test runs as make test runs it, at pytest's default verbosity
+    finished = project.pytest(*BOUNDARY_TEST)
+    # THEN each stage's failure says, whole, the stack's own table's line and both blocks it goes in
+    assert finished.returncode == 1, finished.stdout
+    for stage in ("staging", "production"):
+        stack = f"median-tools-{stage}"
+        assert (
+            f"stage {stage}: template.yaml grants the function dynamodb:GetItem, dynamodb:PutItem on "
+            f"arn:aws:dynamodb:eu-west-1:123456789012:table/{stack}-ShipmentNotesTable-ABC123, the stack's own table "
+            "ShipmentNotesTable, which the permissions boundary does not allow. In pipeline/oidc-role.yaml, add\n"
+            "    - !Sub arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/"
+            "${AppStackName}-ShipmentNotesTable-*\n"
+            "between the `# >>> yours: tables` lines of StackRolesPermissionsBoundary's FunctionKeepsCallRecords "
+            "(what the function may call on it), and between those of the execution role's StackTables (so that the "
+            "pipeline may create it). Then update each stage's pipeline stack before deploying."
+        ) in finished.stdout
+        # AND the company's table, by its name, in a Company statement of the company's block
+        assert (
+            f"stage {stage}: template.yaml grants the function dynamodb:GetItem, dynamodb:UpdateItem on "
+            "arn:aws:dynamodb:eu-west-1:123456789012:table/parcels, which the permissions boundary does not allow: "
+            "add it to StackRolesPermissionsBoundary in pipeline/oidc-role.yaml (a resource of the company's, by its "
+            "name, in a statement whose Sid starts with Company, between its `# >>> yours: company` lines), and "
+            "update each stage's pipeline stack before deploying."
+        ) in finished.stdout
+    assert "truncated" not in finished.stdout
+
+
+def test_a_call_the_tables_statement_does_not_allow_is_sent_to_a_statement_of_its_own() -> None:
+    # GIVEN the function granted a Query, beside a GetItem, on a table the stack creates, which the boundary lacks
+    table = "arn:aws:dynamodb:eu-west-1:123456789012:table/median-tools-staging-ShipmentNotesTable-ABC123"
+    beyond = [
+        Beyond(action, table, "ShipmentNotesTable", "AWS::DynamoDB::Table")
+        for action in ("dynamodb:GetItem", "dynamodb:Query")
+    ]
+    # WHEN what to write is said
+    said = where_to_allow("staging", beyond, boundary_statements())
+    # THEN both calls are named once, with the line for the tables blocks, and the Query's own statement
+    assert said.count("stage staging:") == 1
+    assert "grants the function dynamodb:GetItem, dynamodb:Query on " in said
+    assert (
+        "; FunctionKeepsCallRecords allows dynamodb:GetItem, dynamodb:PutItem, dynamodb:UpdateItem, "
+        "dynamodb:DeleteItem only, so dynamodb:Query needs a statement of its own on that table, between the "
+        "boundary's `# >>> yours: company` lines. Then update each stage's pipeline stack before deploying."
+    ) in said

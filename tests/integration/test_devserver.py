@@ -150,3 +150,47 @@ def test_the_curl_command_from_a_call_runs_as_printed(server: DevServerProcess, 
     answer = json.loads(ran.stdout)
     assert answer["ok"] is True
     assert answer["output"]["status"] == "waiting"
+
+
+PATTERNED_TOOL = '''\
+from median_lambda import tool
+from pydantic import BaseModel, Field
+
+
+class OrderInput(BaseModel):
+    orderNumber: str = Field(pattern=r"^ORD-[0-9]{4}$", description="The order number, like ORD-1042.")
+
+
+@tool(risk="low")
+def order_status(args: OrderInput) -> dict[str, str]:
+    """Tell an order's status."""
+    return {"status": "shipped"}
+'''
+
+
+def test_a_project_is_served_under_its_own_stack_and_its_example_says_when_its_tool_refuses_it(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a project whose stack is acme-returns, whose one tool holds its field to a pattern with no example
+    root = tmp_path / "project"
+    (root / "tools").mkdir(parents=True)
+    (root / "tools" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "tools" / "orders.py").write_text(PATTERNED_TOOL, encoding="utf-8")
+    (root / "samconfig.toml").write_text(
+        'version = 0.1\n[default.global.parameters]\nstack_name = "acme-returns"\n', encoding="utf-8"
+    )
+    unnamed = {"POWERTOOLS_SERVICE_NAME": "", "POWERTOOLS_METRICS_NAMESPACE": ""}
+    with running_devserver(tmp_path, cwd=root, tools_package=None, env=unnamed) as served:
+        # WHEN Median GETs the manifest
+        status, _, _ = fetch(served.url, headers={SIGNATURE_HEADER: sign(dev_key(), b"")})
+        text = served.output()
+    # THEN its log lines are the stack's, as the deployed function's are (template.yaml names them by the stack)
+    assert status == 200
+    logged = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    assert logged
+    assert {line["service"] for line in logged} == {"acme-returns"}
+    # AND the example call is printed with what is true of it: the tool refuses its input, and how to fix that
+    assert (
+        "(orderStatus refuses this example's orderNumber: String should match pattern '^ORD-[0-9]{4}$'. Give the "
+        "field an example of its own (Field(..., examples=[...])), and make serve's example is one orderStatus takes.)"
+    ) in text

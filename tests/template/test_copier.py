@@ -23,6 +23,7 @@ from median_lambda.project.deploy_names import RESERVED_JOBS, YAML_NON_STRINGS, 
 from median_lambda.project.sam_config import load_template
 
 from maintainers.template_proof import template_clone
+from tests.template.copier_runs import Terminal
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -141,25 +142,101 @@ def test_other_answers_name_the_stacks_stages_and_secrets(others: Path) -> None:
     assert settings["prod"]["PICKUP_API_TOKEN_SECRET"] == "acme-returns-prod/pickup-api-token"
 
 
+def refusal(rendered: subprocess.CompletedProcess[str]) -> str:
+    """The one line Copier stopped with, refusing an answer given with --data (copier-rules.j2's `given`)."""
+    assert rendered.returncode != 0, "copier copy accepted it"
+    assert "Traceback" not in rendered.stderr, rendered.stderr
+    [line] = [line for line in rendered.stderr.splitlines() if line.startswith("'None' has no attribute ")]
+    return line
+
+
 @pytest.mark.parametrize(
-    ("answer", "refusal"),
+    ("answer", "refused"),
     [
-        ("stack_name=Acme", "lowercase letters, digits and -"),
-        ("stack_name=a-stack-name-too-long-to-fit", "at most 26 characters"),
-        ("region=Europe", "an AWS region"),
-        ("stages=[dev, dev]", "each stage once"),
+        ("stack_name=Acme", "stack_name: lowercase letters, digits and -"),
+        ("stack_name=shopco-support-tools", "stack_name: at most 15 characters with the stage production: "),
+        ("region=Europe", "region: an AWS region"),
+        ("stages=[dev, dev]", "stages: each stage once"),
         ("stages=[default]", 'not "default"'),
-        ("stages=staging", "a list"),
-        ("architecture=sparc", "sparc"),
+        ("stages=staging", "stages: a list"),
+        ("architecture=sparc", 'architecture: "sparc": one of arm64, x86_64'),
     ],
 )
-def test_a_wrong_answer_is_refused_with_what_is_expected(tmp_path: Path, answer: str, refusal: str) -> None:
-    # WHEN a project is copied with one answer that cannot work
+def test_a_wrong_answer_is_refused_in_one_line_with_what_is_expected(tmp_path: Path, answer: str, refused: str) -> None:
+    # WHEN a project is copied with one answer that cannot work, given with --data
     rendered = render(tmp_path / "project", answer)
-    # THEN Copier refuses it, saying what it expects, and writes nothing
-    assert rendered.returncode != 0
-    assert refusal in rendered.stderr
-    assert not (tmp_path / "project" / "template.yaml").exists()
+    # THEN Copier refuses it in one line, no traceback, saying what it expects, and writes nothing
+    assert refused in refusal(rendered)
+    assert not (tmp_path / "project").exists()
+
+
+def test_a_stack_name_is_held_to_the_longest_of_its_stages(tmp_path: Path) -> None:
+    # GIVEN a stack name of 20 characters
+    stack = "shopco-support-tools"
+    # WHEN a project is copied with it and the default stages, with stages of 5 characters at most, and with one of 6
+    default_stages = render(tmp_path / "default", f"stack_name={stack}")
+    short_stages = render(tmp_path / "short", f"stack_name={stack}", "stages=[dev, qa, prod]")
+    one_longer = render(tmp_path / "longer", f"stack_name={stack}", "stages=[dev, canary, prod]")
+    # THEN it is refused with the default stages, saying the limit the longest of them sets, and the stack it would make
+    assert refusal(default_stages) == (
+        "'None' has no attribute \"stack_name: at most 15 characters with the stage production: its stack, "
+        "shopco-support-tools-production, would be 31, and a stage's stack is at most 26 "
+        "(<stack>-MedianToolsFunctionRole-<13 characters> is an IAM role's name, at most 64)\""
+    )
+    # AND copied with stages its stacks fit
+    assert short_stages.returncode == 0, short_stages.stderr
+    samconfig = tomllib.loads((tmp_path / "short" / "samconfig.toml").read_text(encoding="utf-8"))
+    assert samconfig["prod"]["global"]["parameters"]["stack_name"] == "shopco-support-tools-prod"
+    # AND refused again with one stage a character too long, naming it
+    refused = (
+        "stack_name: at most 19 characters with the stage canary: its stack, shopco-support-tools-canary, would be 27"
+    )
+    assert refused in refusal(one_longer)
+
+
+def test_the_stack_names_default_fits_the_longest_stage(tmp_path: Path) -> None:
+    # WHEN a project is copied with a stage of 16 characters, the longest a stage may be, and the default stack name
+    rendered = render(tmp_path / "project", "stages=[staging, sixteen-letters]")
+    # THEN the default is one whose stage stacks fit (median-tools-sixteen-letters would be 29 characters)
+    assert rendered.returncode == 0, rendered.stderr
+    answers = yaml.safe_load((tmp_path / "project" / ".copier-answers.yml").read_text(encoding="utf-8"))
+    assert answers["stack_name"] == "median"
+
+
+def test_at_the_prompt_a_wrong_answer_is_asked_again_saying_why(tmp_path: Path) -> None:
+    # GIVEN copier copy on a terminal, as a user runs it
+    command = [
+        str(COPIER),
+        "copy",
+        "--trust",
+        "--skip-tasks",
+        "--vcs-ref",
+        "HEAD",
+        str(ROOT),
+        str(tmp_path / "project"),
+    ]
+    with Terminal(command, tmp_path) as terminal:
+        clear = "\x15"  # the line's default answer, deleted before the user's
+        # WHEN the user answers each stage twice, then the stages
+        terminal.expect("The pipeline's stages")
+        terminal.send(f"{clear}[staging, staging]\r")
+        # THEN the question is asked again, saying why
+        terminal.expect("Validation error for question 'stages': each stage once")
+        terminal.send(f"{clear}[staging, production]\r")
+        # AND WHEN the user answers a stack name too long for the stage production
+        terminal.expect("The CloudFormation stack's name")
+        terminal.send(f"{clear}shopco-support-tools\r")
+        # THEN it is asked again, saying the limit the stage sets
+        terminal.expect("Validation error for question 'stack_name': at most 15 characters with the stage production")
+        # AND a name that fits is taken, the other questions at their defaults, and the project copied: no traceback
+        terminal.send(f"{clear}shopco-support\r")
+        for question in ("The AWS region", "instruction set", "Keep the example tools", "package index"):
+            terminal.expect(question)
+            terminal.send("\r")
+        assert terminal.finish() == 0, terminal.shown
+        assert "Traceback" not in terminal.shown
+    samconfig = tomllib.loads((tmp_path / "project" / "samconfig.toml").read_text(encoding="utf-8"))
+    assert samconfig["production"]["global"]["parameters"]["stack_name"] == "shopco-support-production"
 
 
 def test_the_reserved_stage_names_are_the_rendered_workflows_own_jobs(defaults: Path) -> None:
@@ -168,12 +245,6 @@ def test_the_reserved_stage_names_are_the_rendered_workflows_own_jobs(defaults: 
     answers = yaml.safe_load((defaults / ".copier-answers.yml").read_text(encoding="utf-8"))
     # THEN its jobs are one per stage and the reserved ones, which the validator refuses (below)
     assert set(workflow["jobs"]) - set(answers["stages"]) == set(RESERVED_JOBS)
-
-
-def refusal(rendered: subprocess.CompletedProcess[str]) -> str:
-    assert rendered.returncode != 0, "copier copy accepted it"
-    [line] = [line for line in rendered.stderr.splitlines() if line.startswith("ValueError: Validation error")]
-    return line
 
 
 def test_every_reserved_job_name_is_refused_as_a_stage(tmp_path: Path) -> None:
@@ -203,9 +274,10 @@ def test_every_word_yaml_reads_as_no_name_is_refused_as_a_stage_quoted_or_not(tm
 @pytest.mark.parametrize(
     ("answer", "refused"),
     [
-        ("stack_name=median-tools\n", "'stack_name': lowercase letters, digits and -"),
-        ("region=eu-west-1\n", "'region': an AWS region"),
-        ('stages=["staging\\n"]', "'stages': \"staging\\n\": 1 to 16 lowercase letters"),  # YAML's escape
+        ("stack_name=median-tools\n", "stack_name: lowercase letters, digits and -"),
+        ("region=eu-west-1\n", "region: an AWS region"),
+        # YAML's escape, as the line shows it
+        ('stages=["staging\\n"]', 'stages: "staging\\\\n": 1 to 16 lowercase letters'),
     ],
     ids=["stack_name", "region", "stage"],
 )
@@ -221,14 +293,16 @@ def test_the_longest_stage_stack_is_accepted_and_one_character_more_refused(tmp_
     longest = longest_stack_name(load_template(ROOT / "pipeline" / "oidc-role.yaml")).length
     stage = "s" * (longest - len("median-tools-"))
     # WHEN a project is copied with a stage that long, and one with a stage one character longer
-    fits = render(tmp_path / "fits", f"stages=[{stage}]")
-    over = render(tmp_path / "over", f"stages=[{stage}s]")
+    fits = render(tmp_path / "fits", f"stages=[{stage}]", "stack_name=median-tools")
+    over = render(tmp_path / "over", f"stages=[{stage}s]", "stack_name=median-tools")
     # THEN the first is copied, with the stage's stack at that length
     assert fits.returncode == 0, fits.stderr
     samconfig = tomllib.loads((tmp_path / "fits" / "samconfig.toml").read_text(encoding="utf-8"))
     assert len(samconfig[stage]["global"]["parameters"]["stack_name"]) == longest
     # AND the second is refused, naming the stack and the role whose name would be cut
-    assert f"median-tools-{stage}s: at most {longest} characters" in refusal(over)
+    assert f"its stack, median-tools-{stage}s, would be {longest + 1}, and a stage's stack is at most {longest}" in (
+        refusal(over)
+    )
     assert "<stack>-MedianToolsFunctionRole-<13 characters> is an IAM role's name, at most 64" in refusal(over)
 
 
@@ -322,3 +396,19 @@ def test_a_copy_from_a_relative_path_is_refused_saying_what_works(released: Path
     )
     assert 'Copy it from its absolute path (copier copy --trust "$(realpath <the path>)" <project>)' in copied.stderr
     assert not (tmp_path / "project").exists()
+
+
+def test_the_projects_readme_says_whose_each_of_its_files_is(defaults: Path) -> None:
+    # GIVEN the project's README, and every file and folder at the project's root
+    readme = (defaults / "README.md").read_text(encoding="utf-8")
+    start = readme.index("Whose file is whose")
+    table = readme[start : readme.index("\n## ", start)]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    entries = sorted(path.name for path in defaults.iterdir())
+    # THEN each is in a row saying whose it is and what make upgrade does with it (the README itself as "this README")
+    named = {
+        entry: [row for row in rows if f"`{entry}" in row or (entry == "README.md" and "this README" in row)]
+        for entry in entries
+    }
+    assert [entry for entry, found in named.items() if not found] == []
+    assert all(row.count(" | ") == 2 for row in rows)

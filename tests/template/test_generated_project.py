@@ -131,7 +131,10 @@ def test_make_test_passes_with_no_tool_at_all_once_the_examples_are_deleted(proj
     # GIVEN the same project, its examples deleted as the README's "Make it yours" says
     deleted = _run(project, ["bash", "-euc", _make_it_yours(project)])
     assert deleted.returncode == 0, deleted.stdout + deleted.stderr
-    assert not (project / "tests" / "tools").exists()
+    assert sorted(path.name for path in (project / "tests" / "tools").glob("*.py")) == [
+        "__init__.py",
+        "local_aws_seed.py",
+    ]
     # WHEN `make test` runs
     finished = _run(project, ["make", "--no-print-directory", "test"])
     output = finished.stdout + finished.stderr

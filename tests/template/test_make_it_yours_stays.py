@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
+from median_lambda.project.examples import EXAMPLE_FILES
 
 from maintainers.template_proof import template_clone
 from tests.template.copier_runs import commit_all, copier, git, run
@@ -19,7 +20,6 @@ from tests.template.test_generated_project import _make_it_yours
 if TYPE_CHECKING:
     from pathlib import Path
 
-EXAMPLES = ("tools/orders.py", "tools/_sample_store.py", "tools/health.py", "tools/returns.py", "tests/tools")
 # What a later version changes in the examples: a line of the returns table's block in template.yaml,
 # and the example tool itself.
 RETURNS_BLOCK_LINE = "      PointInTimeRecoverySpecification:\n"
@@ -27,11 +27,23 @@ CHANGED_RETURNS_BLOCK_LINE = "      # Kept for 35 days, point-in-time.\n      Po
 
 
 def examples_left(project: Path) -> list[str]:
-    left = [name for name in EXAMPLES if (project / name).exists()]
-    for name in ("template.yaml", "tools/settings.toml", "pipeline/oidc-role.yaml"):
+    left = [name for name in EXAMPLE_FILES if (project / name).exists()]
+    for name in ("template.yaml", "tools/settings.toml", "pipeline/oidc-role.yaml", "README.md"):
         text = (project / name).read_text(encoding="utf-8")
-        left += [f"{name}: {marker}" for marker in ("# >>> example", "ReturnsTable", "<<<<<<<") if marker in text]
+        markers = (">>> example", "ReturnsTable", "Make it yours", "<<<<<<<")
+        left += [f"{name}: {marker}" for marker in markers if marker in text]
     return left
+
+
+def templates_files(project: Path) -> dict[str, bytes]:
+    """Every file of the project outside the user's own folders (tools/, tests/tools/) and git's."""
+    return {
+        path.relative_to(project).as_posix(): path.read_bytes()
+        for path in project.rglob("*")
+        if path.is_file()
+        and path.relative_to(project).parts[0] not in ("tools", ".git")
+        and not path.relative_to(project).as_posix().startswith("tests/tools/")
+    }
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +61,24 @@ def made_yours(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     commit_all(project, "copier copy, made ours")
     assert examples_left(project) == []
     return template, project
+
+
+def test_made_yours_the_project_is_what_a_copy_without_the_examples_is(
+    made_yours: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # GIVEN a project whose examples "Make it yours" deleted
+    template, project = made_yours
+    # WHEN the same version is copied without the examples
+    without = tmp_path / "without"
+    copier(tmp_path, "copy", "--vcs-ref", "HEAD", "--data", "keep_examples=false", str(template), str(without))
+    # THEN every file of the template's is byte for byte the same in both (the README without its "Make it yours",
+    # the answers saying keep_examples: false), so later upgrades merge into it as into the other
+    assert templates_files(project) == templates_files(without)
+    # AND of tests/tools/ the package and the seed hook are left, and nothing of the examples
+    assert sorted(path.name for path in (project / "tests" / "tools").iterdir() if path.is_file()) == [
+        "__init__.py",
+        "local_aws_seed.py",
+    ]
 
 
 def test_copier_recopy_brings_no_example_back(made_yours: tuple[Path, Path]) -> None:

@@ -123,3 +123,22 @@ def test_no_file_of_a_project_names_a_file_it_does_not_have(tmp_path: Path, answ
     # WHEN every path its files name is looked for in it
     # THEN each is there, or is one the project or its user makes later
     assert missing_names(project) == []
+
+
+def test_no_file_of_a_project_names_the_templates_default_stack_for_its_own(tmp_path: Path) -> None:
+    # GIVEN a project copied with a stack name of its own, and stages of its own
+    project = copied(tmp_path / "project", "stack_name=acme-returns", "stages=[dev, prod]")
+    # WHEN its files are read for the template's default stack name
+    named = [
+        f"{path.relative_to(project)}:{number}: {line.strip()}"
+        for path in sorted(project.rglob("*"))
+        if path.is_file() and path.relative_to(project).parts[0] != ".git"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if "median-tools" in line
+    ]
+    # THEN none names it: its secrets, parameters, stacks and commands are the project's own, acme-returns's
+    assert named == []
+    assert '# "acme-returns/carrier-token" = ' in (project / "tools" / "settings.local.example.toml").read_text(
+        encoding="utf-8"
+    )
+    assert "--stack-name\nacme-returns-dev`" in (project / "pipeline" / "README.md").read_text(encoding="utf-8")

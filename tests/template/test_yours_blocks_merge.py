@@ -1,10 +1,12 @@
-"""A user's own Parameter and company boundary statement, written between their `# >>> yours` lines, merge with a
-later version of the template that changes the line right beside each block: `copier update`, as `make upgrade`
+"""What a user writes between a file's `# >>> yours` lines (template.yaml's, the pipeline's, samconfig.toml's,
+pyproject.toml's, .gitignore's, the README's) merges with a later version of the template that changes the line
+right beside each block: `copier update`, as `make upgrade`
 runs it with the pinned Copier, leaves both sides whole and no conflict.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import pytest
@@ -15,7 +17,7 @@ from tests.template.copier_runs import commit_all, copier, git
 if TYPE_CHECKING:
     from pathlib import Path
 
-# What the user writes inside each block: the lines after the opening marker's comment.
+# What the user writes inside each block: the lines before its closing marker.
 USERS = {
     "template.yaml": (
         "# <<< yours: parameters",
@@ -26,8 +28,13 @@ USERS = {
         "          - Sid: CompanyParcelsTable\n            Effect: Allow\n            Action: dynamodb:GetItem\n"
         "            Resource: !Sub arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/parcels\n",
     ),
+    "samconfig.toml": ("# <<< yours: config-envs", '[dev.global.parameters]\nstack_name = "median-tools-dev"\n'),
+    "pyproject.toml": ("# <<< yours: settings", "[tool.coverage.run]\nbranch = true\n"),
+    ".gitignore": ("# <<< yours: ignores", "/notes/\n"),
+    "README.md": ("<!-- <<< yours: notes -->", "## Runbook\n\nPage the on-call engineer.\n"),
 }
-# What a later version of the template changes: the line right before each block's opening line.
+# What a later version of the template changes, in the file Copier renders each from: the line right before each
+# block's opening line.
 TEMPLATES = {
     "template.yaml": (
         "    ConstraintDescription: empty, or a managed policy's name (not its ARN).\n",
@@ -37,7 +44,24 @@ TEMPLATES = {
         '            Action: cloudwatch:DescribeAlarms\n            Resource: "*"\n',
         '            Action: cloudwatch:DescribeAlarms\n            Resource: ["*"]\n',
     ),
+    "samconfig.toml.jinja": ("{%- endfor %}\n\n", "{%- endfor %}\n\n# The pipeline's stages end here.\n"),
+    "pyproject.toml.jinja": ("include = []\n", "include = []  # globs, as the configuration guide shows\n"),
+    ".gitignore.jinja": ("/tools/*settings.local.toml*\n", "/tools/*settings.local*.toml*\n"),
+    "README.md.jinja": (
+        "| find your way around this project, and median-lambda's own rooms |\n",
+        "| find your way around this project and median-lambda's rooms |\n",
+    ),
 }
+
+
+def rendered_from(name: str) -> str:
+    """The project's file a template file renders: X from X.jinja."""
+    return name.removesuffix(".jinja")
+
+
+def shown(source: str) -> str:
+    """A template file's text as its project's file holds it, where that text is Jinja's tags and plain lines."""
+    return re.sub(r"\{%-?.*?-?%\}\n*", "", source)
 
 
 def insert_before(text: str, marker: str, addition: str) -> str:
@@ -61,7 +85,7 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, (before, after) in TEMPLATES.items():
         text = (template / name).read_text(encoding="utf-8")
         following = text[text.index(before) + len(before) :]
-        assert following.lstrip().startswith("# >>> yours:"), f"{name}: the change is not right beside the block"
+        assert ">>> yours:" in following.lstrip().splitlines()[0], f"{name}: the change is not right beside the block"
         (template / name).write_text(text.replace(before, after), encoding="utf-8")
     commit_all(template, "A later version: the lines beside the yours blocks change")
     copier(project, "update", "--vcs-ref", "HEAD")
@@ -73,9 +97,10 @@ def test_the_users_lines_and_the_templates_change_beside_them_merge_cleanly(upgr
     # GIVEN the project after the update
     text = (upgraded / name).read_text(encoding="utf-8")
     marker, users = USERS[name]
-    before, after = TEMPLATES[name]
+    [(before, after)] = [change for source, change in TEMPLATES.items() if rendered_from(source) == name]
     # THEN no conflict was left, the template's change is in, and the user's lines are where they wrote them
     assert "<<<<<<<" not in text and ">>>>>>>" not in text
-    assert after in text and before not in text
+    assert shown(after) in text
+    assert not shown(before) or shown(before) not in text
     closing = next(line for line in text.splitlines() if marker in line)
     assert users + closing + "\n" in text

@@ -1,4 +1,4 @@
-"""Fixtures for the tests of the example tools. Delete this folder's files with the examples."""
+"""Fixtures for the tests of the example tools: make remove-examples deletes this file with them."""
 
 from __future__ import annotations
 

@@ -106,6 +106,33 @@ def test_every_make_target_runs_a_median_command_that_exists() -> None:
         assert re.search(rf"^  {re.escape(name)}  ", listed, re.MULTILINE), f"make {target} runs median {command}"
 
 
+def test_make_help_and_median_help_name_no_example_tool() -> None:
+    # GIVEN the example tools, which make remove-examples deletes from a project
+    manifest = json.loads(run_cli("manifest", env={"MEDIAN_TOOLS_PACKAGE": "tools"}).stdout)
+    examples = [tool["name"] for tool in manifest["tools"]]
+    assert "orderStatus" in examples
+    # WHEN make help and median's help are read
+    shown = subprocess.run(["make", "-s", "help"], cwd=REPO, capture_output=True, text=True, check=True)  # noqa: S607
+    helps = shown.stdout + "".join(run_cli(*command.split(), "--help").stdout.decode() for command in USERS_COMMANDS)
+    # THEN neither names one: both stay true once the examples are gone
+    assert [name for name in examples if name in helps] == []
+
+
+def test_make_help_and_median_help_say_what_a_deploy_asks_as_the_deploy_guide_does() -> None:
+    # GIVEN the deploy guide, which says make deploy never runs sam deploy --guided
+    guide = (REPO / "docs" / "deploy.md").read_text(encoding="utf-8")
+    assert "`make deploy` never runs `sam deploy --guided`" in guide
+    # WHEN make help and median's help describe the deploy
+    shown = subprocess.run(["make", "-s", "help"], cwd=REPO, capture_output=True, text=True, check=True)  # noqa: S607
+    [make_deploy] = [line for line in shown.stdout.splitlines() if line.startswith("  make deploy ")]
+    median_deploy = run_cli("deploy", "--help").stdout.decode()
+    # THEN both say the preflight asks what samconfig.toml lacks, once, and neither says the deploy is guided
+    for described in (make_deploy, median_deploy, run_cli("--help").stdout.decode()):
+        assert "guided" not in described
+    assert "asks once what samconfig.toml lacks" in make_deploy
+    assert "asks once what samconfig.toml lacks" in median_deploy
+
+
 def test_make_event_passes_tool_and_input_to_median_intact(tmp_path: Path) -> None:
     # GIVEN a project, and an input whose JSON holds both quotes, spaces and a shell's special characters
     project = copy_project(tmp_path / "project")

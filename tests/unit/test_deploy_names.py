@@ -26,6 +26,7 @@ from median_lambda.project.deploy_names import (
 )
 from median_lambda.project.sam_config import load_template
 from median_lambda.protocol import TOOLS_PACKAGE_ENV
+from median_lambda.runtime.env import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -227,3 +228,89 @@ def test_a_name_the_pipeline_writes_whole_is_refused_not_cut() -> None:
     assert longest == Longest(128 - len("-permissions-boundary"), longest.because)
     assert longest.because.endswith("an IAM policy's name of at most 128 characters, and refuses a longer one")
     assert stack_problem("a" * 108, longest) is not None and stack_problem("a" * 107, longest) is None
+
+
+PARCELS_TEMPLATE = """\
+Parameters:
+  Stage:
+    Type: String
+    Default: default
+  ParcelsTable:
+    Type: String
+    Default: parcels
+Resources:
+  MedianToolsFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Environment:
+        Variables:
+          MEDIAN_STAGE: !Ref Stage
+"""
+
+
+def parcels_project(project: Project, *, production: str, settings: str, template: str = PARCELS_TEMPLATE) -> None:
+    """A company's table named twice: template.yaml's Parameter ParcelsTable, set for production in samconfig.toml,
+    and tools/settings.toml's PARCELS_TABLE, `settings` its tables."""
+    (project.root / "template.yaml").write_text(template, encoding="utf-8")
+    [tools] = [path for path in project.root.iterdir() if path.name.startswith("named_tools_")]
+    (tools / "settings.toml").write_text(settings, encoding="utf-8")
+    overrides = _toml(f"Stage=production ParcelsTable={production}")
+    (project.root / "samconfig.toml").write_text(
+        'version = 0.1\n[default.global.parameters]\nstack_name = "median-tools"\n'
+        '[production.global.parameters]\nstack_name = "median-tools-production"\n'
+        f"[production.deploy.parameters]\nparameter_overrides = {overrides}\n",
+        encoding="utf-8",
+    )
+    forget_configuration()
+
+
+SETTINGS = '[default]\nPARCELS_TABLE = "parcels"\n\n[production]\nPARCELS_TABLE = "parcels-production"\n'
+
+
+def test_a_table_named_otherwise_in_samconfig_and_settings_for_a_stage_is_named(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN production's table named parcels-prod in samconfig.toml, and parcels-production in tools/settings.toml
+    parcels_project(project, production="parcels-prod", settings=SETTINGS)
+    # WHEN make check runs
+    code, err = check(capsys)
+    # THEN it fails on that deploy, naming both values and where each is
+    assert code == 1
+    [tools] = [path for path in project.root.iterdir() if path.name.startswith("named_tools_")]
+    assert (
+        "samconfig.toml [production]: deploys stage production with ParcelsTable=parcels-prod but "
+        f"{shown_path(str(tools / 'settings.toml'))} [production] has PARCELS_TABLE = 'parcels-production': the "
+        "template grants the function what the one names, and the tool calls what the other does, which AWS would "
+        "deny. Give both the same value"
+    ) in err
+    # AND make deploy's stage, the Parameter's default and [default]'s table alike, is not named
+    assert not any(line.startswith("samconfig.toml [default]") for line in err)
+
+
+def test_a_parameters_default_is_held_to_the_stages_setting_too(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN make deploy's stage taking the Parameter's default, parcels, while settings.toml names another
+    parcels_project(project, production="parcels-production", settings=SETTINGS.replace('"parcels"', '"parcel"'))
+    # WHEN make check runs
+    code, err = check(capsys)
+    # THEN it names make deploy's config-env and the Default it deploys with
+    assert code == 1
+    assert any(
+        line.startswith("samconfig.toml [default]: deploys stage default with ParcelsTable's Default, parcels, but ")
+        for line in err
+    ), err
+
+
+@pytest.mark.parametrize(
+    "template",
+    [PARCELS_TEMPLATE, PARCELS_TEMPLATE + "          MEDIAN_SETTING_PARCELS_TABLE: !Ref ParcelsTable\n"],
+    ids=["the same value in both", "the Parameter passed to the tool"],
+)
+def test_one_name_for_the_table_passes(project: Project, capsys: pytest.CaptureFixture[str], template: str) -> None:
+    # GIVEN the two files agreeing in every stage, or the template overriding the setting with the Parameter
+    production = "parcels-production" if template == PARCELS_TEMPLATE else "parcels-prod"
+    parcels_project(project, production=production, settings=SETTINGS, template=template)
+    # WHEN make check runs
+    # THEN it passes
+    assert check(capsys)[0] == 0

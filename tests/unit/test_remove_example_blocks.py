@@ -33,7 +33,9 @@ def project(tmp_path: Path) -> Path:
 
 # An oracle of its own, not the script's loop: an opening line, everything up to the first closing line
 # of the same name, and that line.
-_BLOCK = re.compile(r"^[ \t]*# >>> example: (?P<name>[\w-]+).*?^[ \t]*# <<< example: (?P=name)[^\n]*\n", re.M | re.S)
+_BLOCK = re.compile(
+    r"^[ \t]*(?:#|<!--) >>> example: (?P<name>[\w-]+).*?^[ \t]*(?:#|<!--) <<< example: (?P=name)[^\n]*\n", re.M | re.S
+)
 
 
 def test_the_template_without_its_example_blocks_still_checks_and_translates(tmp_path: Path) -> None:

@@ -211,11 +211,12 @@ def _upgrade(arguments: argparse.Namespace) -> int:
 
 
 def _remove_examples(arguments: argparse.Namespace) -> int:
-    from median_lambda.project.examples import delete_example_files, main
+    from median_lambda.project.examples import ChangedExamples, main
 
-    for name in delete_example_files():
-        print(f"{name}: deleted")
-    return main()
+    try:
+        return main(files=True)
+    except ChangedExamples as error:
+        raise Failed(str(error)) from None
 
 
 def _tool_venv(arguments: argparse.Namespace) -> int:
@@ -319,7 +320,9 @@ def parser() -> QuietParser:
 
     commands.add("build", _build, "sam build: the artifact in .aws-sam/build (no Docker, no AWS account)")
     commands.add("validate", _validate, "sam validate --lint, serverless rules, Checkov, and the template's limits")
-    deploy = commands.add("deploy", _deploy, "The preflight, sam build, then sam deploy (guided the first time)")
+    deploy = commands.add(
+        "deploy", _deploy, "The preflight (asks once what samconfig.toml lacks), sam build, then sam deploy"
+    )
     deploy.add_argument("--preflight", action="store_true", help="only the preflight; print sam deploy's flags")
     deploy.add_argument("--config-file", help="samconfig.toml to read (default: samconfig.toml)")
     deploy.add_argument("--config-env", default="default", help="its environment, as sam's --config-env")

@@ -13,6 +13,7 @@ its settings.toml names.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -120,7 +121,55 @@ def deployment_problems() -> list[DeploymentProblem]:
     except Exception as error:  # YAML's own errors: named, whatever they are
         return [DeploymentProblem(f"{shown_path(str(roles))} cannot be read: {error}")]
     longest = deploy_names.longest_stack_name(pipeline)
-    return [DeploymentProblem(problem) for problem in deploy_names.config_env_problems(document, longest)]
+    problems = [DeploymentProblem(problem) for problem in deploy_names.config_env_problems(document, longest)]
+    return problems + named_twice_problems(root, document)
+
+
+def setting_named_as(parameter: str) -> str:
+    """The setting a template Parameter is named as: ParcelsTable is PARCELS_TABLE."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", parameter).upper()
+
+
+def named_twice_problems(root: Path, document: dict[str, Any]) -> list[DeploymentProblem]:
+    """Each deploy of samconfig.toml whose value of a template Parameter named as a setting (ParcelsTable,
+    PARCELS_TABLE) differs from what tools/settings.toml gives that setting in the stage it deploys.
+
+    The template grants the function what the Parameter names (a company's table, say), while the tool calls what
+    its setting names: two places for one name, which no other check compares, and in AWS an AccessDenied on the
+    tool's first call in that stage. A setting the template overrides (MEDIAN_SETTING_<NAME>) has one place."""
+    from median_lambda.authoring.settings import find
+
+    try:
+        template = load_template(root / TEMPLATE_FILE)
+        function = function_properties(Template(template, {}), FUNCTION_LOGICAL_ID)
+    except Exception:  # unreadable: `make check` says so from deployment(), once
+        return []
+    overridden = {
+        str(name).removeprefix(OVERRIDE_PREFIX) for name in function.get("Environment", {}).get("Variables", {})
+    }
+    parameters = template.get("Parameters", {})
+    default_stage = str(parameters.get(STAGE_PARAMETER, {}).get("Default", DEFAULT_STAGE))
+    problems = []
+    for config_env, sections in document.items():
+        if not isinstance(sections, dict) or (config_env != DEFAULT_CONFIG_ENV and "deploy" not in sections):
+            continue
+        overrides = parameter_overrides(command_config("deploy", root / SAMCONFIG_FILE, config_env))
+        stage = str(overrides.get(STAGE_PARAMETER, "")).strip() or default_stage
+        for parameter, declared in parameters.items():
+            setting = setting_named_as(str(parameter))
+            found = None if setting in overridden else find(setting, for_stage=stage)
+            value = overrides.get(parameter, declared.get("Default") if isinstance(declared, dict) else None)
+            if found is None or value is None or str(value) == str(found.value):
+                continue
+            given = f"{parameter}={value}" if parameter in overrides else f"{parameter}'s Default, {value},"
+            problems.append(
+                DeploymentProblem(
+                    f"samconfig.toml [{config_env}]: deploys stage {stage} with {given} but {found.source} has "
+                    f"{setting} = {found.value!r}: the template grants the function what the one names, and the tool "
+                    "calls what the other does, which AWS would deny. Give both the same value"
+                )
+            )
+    return problems
 
 
 def deployed_by(config_env: str, root: Path, default_stage: str) -> DeployedStage:

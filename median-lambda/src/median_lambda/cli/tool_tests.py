@@ -1,7 +1,7 @@
 """`median test-tools` (make test-tools): the inner loop while writing a tool, your tools' tests alone.
 
 `make test` runs everything, the contract suite included; this runs tests/tools/ in seconds. With
-no tool tests yet ("Make it yours" deletes the examples' folder), it says so and succeeds.
+no tool tests yet ("Make it yours" deletes the examples' tests), it says so and succeeds.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import tomllib
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,11 @@ GENERATED_ARN = {
     "AWS::Logs::LogGroup": "arn:aws:logs:{region}:{account}:log-group:{stack}-{name}-ABC123:*",
     "AWS::DynamoDB::Table": "arn:aws:dynamodb:{region}:{account}:table/{stack}-{name}-ABC123",
 }
+# The boundary's statement for the stack's own tables, and the execution role's statement that creates them:
+# each holds a `# >>> yours: tables` block, where a table of the user's goes by its logical id.
+TABLE_STATEMENT = "FunctionKeepsCallRecords"
+TABLE_CREATION = "StackTables"
+STACK_TABLE = "arn:${{AWS::Partition}}:dynamodb:${{AWS::Region}}:${{AWS::AccountId}}:table/${{AppStackName}}-{}-*"
 PIPELINE_PARAMETERS = {
     "AWS::Partition": "aws",
     "AWS::Region": REGION,
@@ -106,9 +112,19 @@ def pipeline_stages() -> list[str]:
     return [name for name, section in document.items() if isinstance(section, dict) and name != "default"]
 
 
-def grants_beyond_the_boundary(stack: Stack, boundary: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """Each (action, resource) the function's role is granted in this stack that no Allow of the boundary allows,
-    each resource as CloudFormation names it for the stack."""
+@dataclass(frozen=True)
+class Beyond:
+    """A grant of the function's role in a stage that no Allow of the boundary allows: the action, the resource as
+    CloudFormation names it for the stage's stack, and the resource's logical id and type when it is the stack's."""
+
+    action: str
+    resource: str
+    logical_id: str | None = None
+    kind: str | None = None
+
+
+def grants_beyond_the_boundary(stack: Stack, boundary: list[dict[str, Any]]) -> list[Beyond]:
+    """Each grant of the function's role in this stack that no Allow of the boundary allows."""
     stack_name = str(stack.parameters["AWS::StackName"])
     allows = [s for s in boundary if s["Effect"] == "Allow"]
     beyond = []
@@ -116,10 +132,12 @@ def grants_beyond_the_boundary(stack: Stack, boundary: list[dict[str, Any]]) -> 
         for statement in policy["PolicyDocument"]["Statement"]:
             for action in as_list(statement["Action"]):
                 for resource in as_list(statement["Resource"]):
+                    logical_id = kind = None
                     if isinstance(resource, dict):
-                        name = resource["Fn::GetAtt"].split(".")[0]
-                        resource = GENERATED_ARN[stack.resources[name]["Type"]].format(
-                            region=REGION, account=ACCOUNT_ID, stack=stack_name, name=name
+                        logical_id = resource["Fn::GetAtt"].split(".")[0]
+                        kind = stack.resources[logical_id]["Type"]
+                        resource = GENERATED_ARN[kind].format(
+                            region=REGION, account=ACCOUNT_ID, stack=stack_name, name=logical_id
                         )
                     if not any(
                         action in as_list(s["Action"])
@@ -128,8 +146,45 @@ def grants_beyond_the_boundary(stack: Stack, boundary: list[dict[str, Any]]) -> 
                         )
                         for s in allows
                     ):
-                        beyond.append((action, resource))
+                        beyond.append(Beyond(action, resource, logical_id, kind))
     return beyond
+
+
+def where_to_allow(stage: str, beyond: list[Beyond], boundary: list[dict[str, Any]]) -> str:
+    """What the boundary lacks in this stage, resource by resource, and the lines of pipeline/oidc-role.yaml that
+    allow it: a table the stack creates in its tables blocks, a resource of the company's in its own block."""
+    [table_statement] = [statement for statement in boundary if statement.get("Sid") == TABLE_STATEMENT]
+    table_calls = as_list(table_statement["Action"])
+    by_resource: dict[Beyond, list[str]] = {}
+    for grant in beyond:
+        by_resource.setdefault(Beyond("", grant.resource, grant.logical_id, grant.kind), []).append(grant.action)
+    paragraphs = []
+    for grant, actions in by_resource.items():
+        granted = f"stage {stage}: template.yaml grants the function {', '.join(actions)} on {grant.resource}"
+        if grant.kind == "AWS::DynamoDB::Table":
+            line = "- !Sub " + STACK_TABLE.format(grant.logical_id)
+            others = [action for action in actions if action not in table_calls]
+            paragraphs.append(
+                f"{granted}, the stack's own table {grant.logical_id}, which the permissions boundary does not "
+                f"allow. In pipeline/oidc-role.yaml, add\n    {line}\nbetween the `# >>> yours: tables` lines of "
+                f"StackRolesPermissionsBoundary's {TABLE_STATEMENT} (what the function may call on it), and between "
+                f"those of the execution role's {TABLE_CREATION} (so that the pipeline may create it)"
+                + (
+                    f"; {TABLE_STATEMENT} allows {', '.join(table_calls)} only, so {', '.join(others)} needs a "
+                    "statement of its own on that table, between the boundary's `# >>> yours: company` lines"
+                    if others
+                    else ""
+                )
+                + ". Then update each stage's pipeline stack before deploying."
+            )
+        else:
+            paragraphs.append(
+                f"{granted}, which the permissions boundary does not allow: add it to StackRolesPermissionsBoundary "
+                "in pipeline/oidc-role.yaml (a resource of the company's, by its name, in a statement whose Sid "
+                "starts with Company, between its `# >>> yours: company` lines), and update each stage's pipeline "
+                "stack before deploying."
+            )
+    return "\n\n".join(paragraphs)
 
 
 def deployed_stage(stage: str, tracing: str) -> Stack:
@@ -153,14 +208,12 @@ def test_the_boundary_allows_everything_the_function_role_is_granted_in_each_sta
     # table's name of its own, say), each resource as CloudFormation names it in the stage's stack
     stack = deployed_stage(stage, tracing)
     # WHEN the stage's boundary is asked whether it allows each grant
-    beyond = grants_beyond_the_boundary(stack, boundary_statements())
-    # THEN a statement of it does: a grant the boundary lacks would be denied in AWS, in that stage
-    assert not beyond, "\n".join(
-        f"stage {stage}: template.yaml grants the function {action} on {resource}, which the permissions boundary "
-        "does not allow: add it to StackRolesPermissionsBoundary in pipeline/oidc-role.yaml (a resource of the "
-        "company's between its `# >>> yours: company` lines), and update each stage's pipeline stack before deploying"
-        for action, resource in beyond
-    )
+    boundary = boundary_statements()
+    beyond = grants_beyond_the_boundary(stack, boundary)
+    # THEN a statement of it does: a grant the boundary lacks would be denied in AWS, in that stage. Said whole,
+    # with what to write where, at any verbosity (pytest cuts an assertion's message short of -vv)
+    if beyond:
+        pytest.fail(where_to_allow(stage, beyond, boundary), pytrace=False)
 
 
 def boundary_problems(statements: list[dict[str, Any]]) -> list[str]:

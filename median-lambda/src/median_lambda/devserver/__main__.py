@@ -15,7 +15,7 @@ import signal
 import sys
 
 from median_lambda.devserver import local_aws
-from median_lambda.devserver.curl import example_call, get_command, post_command
+from median_lambda.devserver.curl import ExampleCall, example_call, get_command, post_command
 from median_lambda.devserver.dev_key import use_dev_key
 from median_lambda.devserver.reloader import ToolsReloader
 from median_lambda.devserver.server import HOST, DevServer
@@ -27,15 +27,18 @@ ANOTHER_PORT = 8080  # what a busy port's message suggests instead
 MAX_PORT = 65535
 
 
-def _served_manifest() -> dict[str, object] | None:
-    """The manifest of the tools served, for the example call; None if they fail to load."""
+def _example_call() -> ExampleCall:
+    """The example call of the tools served, held to the first one's input model; the diagnostics operation if
+    they fail to load."""
     from median_lambda.authoring.registry import load_tools
     from median_lambda.manifest.build import build_manifest
 
     try:
-        return build_manifest(load_tools())[0]
+        registry = load_tools()
+        manifest = build_manifest(registry)[0]
     except Exception:  # the author's own code: GET and the inspector say what broke
-        return None
+        return example_call(None)
+    return example_call(manifest, {tool.name: tool.input_model for tool in registry.tools})
 
 
 def _port() -> int | None:
@@ -95,7 +98,18 @@ def _refused_stage() -> str | None:
         return None  # the file itself is broken: loading the tools says so, at once
 
 
+def _named_as_deployed() -> None:
+    """The logs and metrics named by the project's stack, as deployed, not by median-lambda's placeholder; a name
+    the environment gives stays."""
+    from median_lambda.project.sam_config import named_as_deployed
+
+    for variable, name in named_as_deployed().items():
+        if not os.environ.get(variable, "").strip():
+            os.environ[variable] = name
+
+
 def main() -> int:
+    _named_as_deployed()
     port = _port()
     if port is None:
         return 2
@@ -135,8 +149,10 @@ def main() -> int:
     reloader = ToolsReloader()
     reloader.load()
     reloader.start()
-    example = post_command(url, example_call(_served_manifest()))
-    indented = "\n".join(f"  {line}" for line in example.splitlines())
+    example = _example_call()
+    indented = "\n".join(f"  {line}" for line in post_command(url, example.body).splitlines())
+    if example.refused:
+        indented += f"\n  ({example.refused})"
     print(
         f"Serving the Median endpoint on {url}\n"
         # The token in this link is what lets the page run tools: whoever reads this terminal has it.

@@ -112,3 +112,16 @@ def flat_input_schema(model: type[BaseModel]) -> tuple[dict[str, Any], list[Fiel
         schema["required"] = required
     schema["additionalProperties"] = False
     return schema, problems
+
+
+def full_properties(model: type[BaseModel]) -> dict[str, dict[str, Any]]:
+    """Each field's whole JSON Schema (its constraints and examples, which the manifest leaves out), by the name
+    Median sends: a $ref resolved, an optional X's X."""
+    full = model.model_json_schema(by_alias=True, mode="validation")
+    definitions = full.get("$defs", {})
+    properties: dict[str, dict[str, Any]] = {}
+    for name, node in full.get("properties", {}).items():
+        resolved = _resolve(node, definitions)
+        variants = [each for each in resolved.get("anyOf", []) if each.get("type") != "null"]
+        properties[name] = {**_resolve(variants[0], definitions), **resolved} if len(variants) == 1 else resolved
+    return properties

@@ -19,9 +19,11 @@ CloudFormation cuts a longer one, after which the pipeline's exact pattern for i
 longest stack name is read from the pipeline's own patterns (`longest_stack_name`), so a role or a
 queue you add there is held too.
 
-copier.yml's validators refuse the same names where they are chosen (`copier copy`); `make check`
-(and so the build) refuses them where they may be edited later, in samconfig.toml. The tests hold
-the two to these rules (tests/unit/test_deploy_names.py, tests/template/test_copier.py).
+copier.yml refuses the same names where they are chosen (`copier copy`: its questions' rules, in
+copier-rules.j2, ask again at the prompt and stop an answer given with --data in one line), the
+stack's name held to the longest of its stages; `make check` (and so the build) refuses them where
+they may be edited later, in samconfig.toml. The tests hold the two to these rules
+(tests/unit/test_deploy_names.py, tests/template/test_copier.py).
 """
 
 from __future__ import annotations

@@ -1,13 +1,21 @@
-"""Delete what the example tools keep outside their own files: the README's "Make it yours".
+"""Delete the examples: the README's "Make it yours", `median remove-examples` (`make remove-examples`).
 
-    .venv/bin/python -m median_lambda.project.examples
+    .venv/bin/median remove-examples        # the files, then the blocks
+    .venv/bin/python -m median_lambda.project.examples   # the blocks alone (copier copy's task)
 
-An example tool on a real backend (tools/returns.py) needs a table, a policy and a variable in
-template.yaml, values in tools/settings.toml, and its table named in the pipeline's roles
-(pipeline/oidc-role.yaml). Each such block sits between two lines,
-`# >>> example: <name>` and `# <<< example: <name>`, which this deletes with everything
-between them, in every file it names. Deleting them by hand is the same. Run again, it finds
-nothing and changes nothing. An opened block that is not closed (or the reverse) fails with
+The example files are deleted by name (`EXAMPLE_FILES`), and only where each is still the
+template's: a file of that name holding anything else may be the user's work, committed or not,
+so one changed file stops the command before it deletes anything, naming the file and what to do.
+Nothing else goes: not tests/tools/ itself, not a test or tool of the user's beside the
+examples', not tests/tools/local_aws_seed.py (the seed hook is the user's, whatever it seeds).
+
+An example tool on a real backend (tools/returns.py) also needs a table, a policy and a variable
+in template.yaml, values in tools/settings.toml, and its table named in the pipeline's roles
+(pipeline/oidc-role.yaml); the project's README says how to remove the examples. Each such block
+sits between two lines, `# >>> example: <name>` and `# <<< example: <name>` (in the README,
+`<!-- >>> example: <name> -->` and `<!-- <<< example: <name> -->`), which this deletes with
+everything between them, in every file it names. Deleting them by hand is the same. Run again, it
+finds nothing and changes nothing. An opened block that is not closed (or the reverse) fails with
 its file and line, and nothing is written: a half-deleted template would not deploy.
 `make swap-check` (maintainers/swap_examples.sh) runs it, so CI proves the template and the
 settings still build and check without the examples.
@@ -23,21 +31,41 @@ the standard library: `copier copy` runs this as a task with Copier's own Python
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from pathlib import Path
 
 ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
-FILES = ("template.yaml", "tools/settings.toml", "pipeline/oidc-role.yaml")
-# The example tools, their shared store and their tests (with what make serve LOCAL_AWS=moto seeds for
-# them): what `median remove-examples` deletes before their blocks. tools/__init__.py stays: the
-# loader needs the package, empty or not.
-EXAMPLE_FILES = ("tools/orders.py", "tools/_sample_store.py", "tools/health.py", "tools/returns.py", "tests/tools")
+FILES = ("template.yaml", "tools/settings.toml", "pipeline/oidc-role.yaml", "README.md")
+# The example tools, their shared store, their tests and the fixture those share, each with the sha256 of every
+# text a release shipped it with (line endings read as \n): a project keeps the examples of the version it was
+# copied from through every upgrade (copier update never touches tools/ or tests/tools/), so a later version
+# knows each earlier one's. Changing an example adds its new digest here; tests/unit/test_remove_examples.py
+# fails, naming the file, until it does. tools/__init__.py and tests/tools/__init__.py stay: the loader needs
+# the package, and the user's tests theirs.
+EXAMPLE_FILES: dict[str, tuple[str, ...]] = {
+    "tools/orders.py": ("84d58daf8d8f2e1e76917d961514817429e3a11fd835f2896e5ab62edd10a96e",),
+    "tools/_sample_store.py": ("e43bfd9ddedbf8667af7cf264b96aa6acb7f90e22021bdaa946936b9d72dac9b",),
+    "tools/health.py": ("f92d3aca53a98178785ade61ff12dc4d44a2512e882dc4c41b7ec6e459985119",),
+    "tools/returns.py": ("430325444c2c37c1ce67d1f22e02dfab278f4e504617b31cedb9408d4de15177",),
+    "tests/tools/conftest.py": (
+        "5d05d2c47626018ec30b9190b9423cd05c98ffc70135308028f832768cf154f5",  # 3.0.0
+        "d254f637d803dc2c086f77da59d07d4427b2a56f86fff5adff8492952cf4217e",
+    ),
+    "tests/tools/test_health.py": ("2c75999c98989ac74a17fa6a9060c8aa7810f46fad32ba52cea37d55d2aab566",),
+    "tests/tools/test_orders.py": ("d212d0ef03ac264889f8e02a6d80158092d8c007cbc48ff9abfc7ee45bc2c880",),
+    "tests/tools/test_returns.py": ("d0ece258d0b5c011364105f3aaec37f9a05f46a86bcb61fff5296c4626cc4420",),
+    "tests/tools/test_returns_template.py": ("21e78ea4ab77d29aa0e5471d2672ccef3331dfc26eb5758bd7b78de01aa5f86e",),
+}
+# The seed hook as the template ships it, which seeds the returns example's table and secret: kept, and said.
+SEED_HOOK = "tests/tools/local_aws_seed.py"
+SHIPPED_SEED_HOOK = ("072ea5ecba90b8fb0c584accdc5c6bf46bd52ee37f01691c394668a88b9b2c63",)
 ANSWERS = ".copier-answers.yml"
 _KEEP_EXAMPLES = re.compile(r"^keep_examples:.*$", re.MULTILINE)
 NO_EXAMPLES = "keep_examples: false"
-_OPENS = re.compile(r"^\s*# >>> example: (?P<name>[\w-]+)")
-_CLOSES = re.compile(r"^\s*# <<< example: (?P<name>[\w-]+)")
+_OPENS = re.compile(r"^\s*(?:#|<!--) >>> example: (?P<name>[\w-]+)")
+_CLOSES = re.compile(r"^\s*(?:#|<!--) <<< example: (?P<name>[\w-]+)")
 
 
 class UnbalancedBlock(ValueError):
@@ -67,44 +95,71 @@ def without_example_blocks(text: str, shown_as: str) -> tuple[str, int]:
     return "".join(kept), blocks
 
 
-def main(root: Path = ROOT) -> int:
-    edited: dict[Path, str] = {}
+def main(root: Path = ROOT, *, files: bool = False) -> int:
+    """Delete the example blocks, and with `files` the example files first (`median remove-examples`): a block
+    left open, or an example file that is no longer the template's (ChangedExamples), changes nothing."""
+    edited: dict[Path, tuple[str, int]] = {}
     try:
         for name in FILES:
             path = root / name
             if path.exists():
                 text, blocks = without_example_blocks(path.read_text(encoding="utf-8"), name)
                 if blocks:
-                    edited[path] = text
-                    print(f"{name}: deleted {blocks} example block{'s' * (blocks != 1)}")
+                    edited[path] = (text, blocks)
     except UnbalancedBlock as error:
         print(f"{error}; nothing was changed", file=sys.stderr)
         return 1
-    for path, text in edited.items():
+    for name in delete_example_files(root) if files else ():
+        print(f"{name}: deleted")
+    for path, (text, blocks) in edited.items():
         path.write_text(text, encoding="utf-8")
+        print(f"{path.relative_to(root).as_posix()}: deleted {blocks} example block{'s' * (blocks != 1)}")
     if not edited:
-        print("no example blocks left in " + " or ".join(FILES))
+        print("no example blocks left in " + ", ".join(FILES))
     if record_no_examples(root):
         print(f"{ANSWERS}: {NO_EXAMPLES}, so copier update and copier recopy leave the examples out")
+    note = seed_hook_note(root) if files else None
+    if note:
+        print(note)
     return 0
 
 
-def delete_example_files(root: Path = ROOT) -> list[str]:
-    """Delete the example tools and their tests, where they are; the paths deleted. `median remove-examples`
-    runs it (never a Copier task: a project copied without the examples never had them)."""
-    import shutil
+class ChangedExamples(Exception):
+    """Example files that are no longer the template's: the message names each and what to do."""
 
-    deleted = []
-    for name in EXAMPLE_FILES:
-        path = root / name
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
-        else:
-            continue
-        deleted.append(name)
-    return deleted
+
+def digest(path: Path) -> str:
+    """The sha256 of a file's text, its line endings read as \n (a checkout that writes \r\n changed nothing)."""
+    return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
+
+
+def delete_example_files(root: Path = ROOT) -> list[str]:
+    """Delete each example file that is still the template's; the names deleted. ChangedExamples, and nothing
+    deleted, when any is not. `median remove-examples` runs it (never a Copier task: a project copied without
+    the examples never had them)."""
+    present = [name for name in EXAMPLE_FILES if (root / name).is_file()]
+    changed = [name for name in present if digest(root / name) not in EXAMPLE_FILES[name]]
+    if changed:
+        listed = ", ".join(changed)
+        raise ChangedExamples(
+            f"{listed} {'is' if len(changed) == 1 else 'are'} no longer the template's example, and may hold your "
+            "work: nothing was changed. Move what is yours to a name of your own (git mv FILE NEW_NAME), or delete "
+            "the file yourself, then run make remove-examples again"
+        )
+    for name in present:
+        (root / name).unlink()
+    return present
+
+
+def seed_hook_note(root: Path = ROOT) -> str | None:
+    """What to say of the seed hook once the examples are gone: it is kept, and the shipped one seeds theirs."""
+    hook = root / SEED_HOOK
+    if hook.is_file() and digest(hook) in SHIPPED_SEED_HOOK:
+        return (
+            f"{SEED_HOOK}: kept, the hook make serve LOCAL_AWS=moto seeds your tools' tables with; it still seeds "
+            "the returns example's table and secret, whose settings are gone: make it seed yours, or delete it"
+        )
+    return None
 
 
 def record_no_examples(root: Path) -> bool:

@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from median_lambda.protocol import METRICS_NAMESPACE_ENV, SERVICE_NAME_ENV
+
 ROOT = Path.cwd()  # the project's: every command runs in its root, as make runs them
 TEMPLATE = ROOT / "template.yaml"
 SAMCONFIG = ROOT / "samconfig.toml"
@@ -80,6 +82,19 @@ def command_config(command: str, path: Path = SAMCONFIG, environment: str = CONF
         raise ValueError(f"{path} is not valid TOML: {error}") from None
     sections = document.get(environment, {})
     return {**sections.get("global", {}).get("parameters", {}), **sections.get(command, {}).get("parameters", {})}
+
+
+def named_as_deployed(path: Path = SAMCONFIG) -> dict[str, str]:
+    """The variables that name a local run's logs and metrics as the deployed function's are named: template.yaml
+    sets POWERTOOLS_SERVICE_NAME and POWERTOOLS_METRICS_NAMESPACE to the stack's name, so these are the stack
+    `make deploy` deploys (samconfig.toml's default config-env); none when samconfig.toml names none."""
+    try:
+        stack = deploy_config(path).get("stack_name")
+    except (ValueError, OSError):  # `make check` and the deploy say what is wrong with the file
+        return {}
+    if not isinstance(stack, str) or not stack.strip():
+        return {}
+    return {SERVICE_NAME_ENV: stack.strip(), METRICS_NAMESPACE_ENV: stack.strip()}
 
 
 def parameter_overrides(config: dict[str, Any]) -> dict[str, str]:
