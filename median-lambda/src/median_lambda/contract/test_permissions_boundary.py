@@ -2,9 +2,9 @@
 
 pipeline/oidc-role.yaml makes the boundary and its CloudFormation role refuses to create or
 widen a role without it; template.yaml sets it on its roles through a parameter that
-samconfig.toml's stages fill in. So a change to main cannot give the function more than the
-boundary allows, and a change that needs more fails here first, saying where to add it,
-rather than in a deploy.
+samconfig.toml's stages fill in. So a change to main cannot give the function (or the PreTraffic
+hook, or CodeDeploy) more than the boundary allows, and a change that needs more fails here first,
+saying where to add it, rather than in a deploy.
 """
 
 from __future__ import annotations
@@ -26,11 +26,17 @@ ROLE_TEMPLATE = Path.cwd() / "pipeline" / "oidc-role.yaml"
 BOUNDARY = {"Ref": "StackRolesPermissionsBoundary"}
 # The actions that give a role rights or set its boundary.
 WIDENING = {"iam:createrole", "iam:putrolepolicy", "iam:attachrolepolicy", "iam:putrolepermissionsboundary"}
-# A name CloudFormation generates for a stack's resource: "<stack>-<LogicalId>-<suffix>".
+# A name CloudFormation generates for a stack's resource, "<stack>-<LogicalId>-<suffix>", and the ARN of
+# each type a role is granted on by the resource's own ARN.
+GENERATED_NAME = "{stack}-{name}-ABC123"
 GENERATED_ARN = {
     "AWS::Logs::LogGroup": "arn:aws:logs:{region}:{account}:log-group:{stack}-{name}-ABC123:*",
     "AWS::DynamoDB::Table": "arn:aws:dynamodb:{region}:{account}:table/{stack}-{name}-ABC123",
+    "AWS::Lambda::Function": "arn:aws:lambda:{region}:{account}:function:{stack}-{name}-ABC123",
 }
+# The number Lambda gives the version a deploy publishes (a `Ref` to it is the function's ARN and this).
+PUBLISHED_VERSION = "7"
+_SUB_REFERENCE = re.compile(r"\$\{(\w+)(?:\.(\w+))?\}")
 PIPELINE_PARAMETERS = {
     "AWS::Partition": "aws",
     "AWS::Region": REGION,
@@ -106,29 +112,47 @@ def pipeline_stages() -> list[str]:
     return [name for name, section in document.items() if isinstance(section, dict) and name != "default"]
 
 
-def grants_beyond_the_boundary(stack: Stack, boundary: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """Each (action, resource) the function's role is granted in this stack that no Allow of the boundary allows,
-    each resource as CloudFormation names it for the stack."""
+def generated(stack: Stack, name: str, attribute: str | None = None) -> str:
+    """What CloudFormation gives the stack's resource for a `Ref` (attribute None) or a `!GetAtt`'s attribute."""
+    resource = stack.resources[name]
+    if resource["Type"] == "AWS::Lambda::Version":
+        return f"{generated(stack, resource['Properties']['FunctionName']['Ref'], 'Arn')}:{PUBLISHED_VERSION}"
+    names = {"region": REGION, "account": ACCOUNT_ID, "stack": stack.parameters["AWS::StackName"], "name": name}
+    return (GENERATED_ARN[resource["Type"]] if attribute == "Arn" else GENERATED_NAME).format(**names)
+
+
+def concrete(stack: Stack, resource: Any) -> str:
+    """A granted resource as CloudFormation writes it for the stack: each of its references to a resource resolved."""
+    if isinstance(resource, dict) and "Ref" in resource:
+        return generated(stack, resource["Ref"])
+    if isinstance(resource, dict):
+        getatt = resource["Fn::GetAtt"]
+        name, attribute = getatt if isinstance(getatt, list) else getatt.split(".", 1)
+        return generated(stack, name, attribute)
+    return _SUB_REFERENCE.sub(lambda found: generated(stack, found[1], found[2]), resource)
+
+
+def grants_beyond_the_boundary(stack: Stack, boundary: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """Each (role, action, resource) a role of the stack is granted by its own policies that no Allow of the
+    boundary allows, each resource as CloudFormation names it for the stack."""
     stack_name = str(stack.parameters["AWS::StackName"])
     allows = [s for s in boundary if s["Effect"] == "Allow"]
     beyond = []
-    for policy in stack.properties("MedianToolsFunctionRole")["Policies"]:
-        for statement in policy["PolicyDocument"]["Statement"]:
-            for action in as_list(statement["Action"]):
-                for resource in as_list(statement["Resource"]):
-                    if isinstance(resource, dict):
-                        name = resource["Fn::GetAtt"].split(".")[0]
-                        resource = GENERATED_ARN[stack.resources[name]["Type"]].format(
-                            region=REGION, account=ACCOUNT_ID, stack=stack_name, name=name
-                        )
-                    if not any(
-                        action in as_list(s["Action"])
-                        and any(
-                            fnmatch.fnmatchcase(resource, pipeline_sub(r, stack_name)) for r in as_list(s["Resource"])
-                        )
-                        for s in allows
-                    ):
-                        beyond.append((action, resource))
+    for role in stack.of_type("AWS::IAM::Role"):
+        for policy in stack.properties(role).get("Policies", []):
+            for statement in policy["PolicyDocument"]["Statement"]:
+                for action in as_list(statement["Action"]):
+                    for granted in as_list(statement["Resource"]):
+                        resource = concrete(stack, granted)
+                        if not any(
+                            action in as_list(s["Action"])
+                            and any(
+                                fnmatch.fnmatchcase(resource, pipeline_sub(r, stack_name))
+                                for r in as_list(s["Resource"])
+                            )
+                            for s in allows
+                        ):
+                            beyond.append((role, action, resource))
     return beyond
 
 
@@ -148,18 +172,21 @@ def _none_to_check() -> Any:
 
 @pytest.mark.parametrize("tracing", ["true", "false"])
 @pytest.mark.parametrize("stage", pipeline_stages() or [_none_to_check()])
-def test_the_boundary_allows_everything_the_function_role_is_granted_in_each_stage(stage: str, tracing: str) -> None:
-    # GIVEN the function's role as each pipeline stage deploys it: samconfig.toml's values for that stage (a
-    # table's name of its own, say), each resource as CloudFormation names it in the stage's stack
+def test_the_boundary_allows_everything_each_role_of_the_stack_is_granted_in_each_stage(
+    stage: str, tracing: str
+) -> None:
+    # GIVEN the stack's roles (the function's, the PreTraffic hook's, CodeDeploy's) as each pipeline stage deploys
+    # them: samconfig.toml's values for that stage (a table's name of its own, say), each resource as
+    # CloudFormation names it in the stage's stack
     stack = deployed_stage(stage, tracing)
     # WHEN the stage's boundary is asked whether it allows each grant
     beyond = grants_beyond_the_boundary(stack, boundary_statements())
     # THEN a statement of it does: a grant the boundary lacks would be denied in AWS, in that stage
     assert not beyond, "\n".join(
-        f"stage {stage}: template.yaml grants the function {action} on {resource}, which the permissions boundary "
+        f"stage {stage}: template.yaml grants {role} {action} on {resource}, which the permissions boundary "
         "does not allow: add it to StackRolesPermissionsBoundary in pipeline/oidc-role.yaml (a resource of the "
         "company's between its `# >>> yours: company` lines), and update each stage's pipeline stack before deploying"
-        for action, resource in beyond
+        for role, action, resource in beyond
     )
 
 
