@@ -1,5 +1,5 @@
 """Every answer of status 500 or more is counted once, in ServerErrors by the version that answered: the series the
-rollback alarm on a version's 5XX rate divides by its invocations (template.yaml's VersionServerErrorsAlarm).
+rollback alarm on a version's 5XX rate divides by its invocations (template.yaml's Api5xxRateAlarm).
 
 The family of what answers one: a tool that crashes or runs out of time, what it takes that cannot be read,
 an exception that escapes call handling (a tool's input model whose validator raises KeyError), the

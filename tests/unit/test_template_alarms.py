@@ -177,7 +177,7 @@ def test_the_thresholds_as_written_and_the_dashboards_lines_at_them(stack: Stack
         alarm_summing(stack, Metric.REJECTED_SIGNATURES),
     )
     (rate,) = [alarm for alarm in alarms(stack).values() if '"5xx"' in json.dumps(alarm)]
-    version_rate = stack.properties("VersionServerErrorsAlarm")
+    version_rate = stack.properties("Api5xxRateAlarm")
     # THEN they fire at 5 s of p99 latency, 5 % of the API's 5XX answers, 5 % of a version's, and 20
     # refused signatures in 5 minutes
     assert (latency["Threshold"], rate["Threshold"], version_rate["Threshold"], rejected["Threshold"]) == (
@@ -315,7 +315,7 @@ def math_expression_value(expression: str, values: dict[str, float | None]) -> f
 
 def test_the_version_5xx_alarm_divides_the_handlers_5xx_count_by_the_versions_own_invocations(stack: Stack) -> None:
     # GIVEN the alarm, the version this deploy publishes, and what the handler writes serving a crash and a timeout
-    alarm = stack.properties("VersionServerErrorsAlarm")
+    alarm = stack.properties("Api5xxRateAlarm")
     version, _ = stack.one_of_type("AWS::Lambda::Version")
     queries = {query["Id"]: query for query in alarm["Metrics"]}
     metrics = {
@@ -370,7 +370,7 @@ def test_the_version_5xx_alarm_breaches_at_a_share_of_the_versions_calls(
     stack: Stack, errors: int | None, invocations: int | None, rolls_back: bool
 ) -> None:
     # GIVEN one minute of the new version's 5XX answers and invocations
-    alarm = stack.properties("VersionServerErrorsAlarm")
+    alarm = stack.properties("Api5xxRateAlarm")
     (watched,) = [query for query in alarm["Metrics"] if query.get("ReturnData")]
     # WHEN the alarm's expression is evaluated for it, as CloudWatch evaluates metric math
     value = math_expression_value(watched["Expression"], {"errors": errors, "invocations": invocations})

@@ -161,10 +161,12 @@ def test_the_dashboards_tool_and_signature_graphs_search_the_handlers_schemas(st
         Metric.REJECTED_SIGNATURES,
         Metric.SERVER_ERRORS,
     } <= graphed
-    # AND the crashes, timeouts and 5XX answers are graphed by version, so a canary is seen beside the old version
-    for search in searches(stack):
-        if "ToolCrashes" in search or "ToolTimeouts" in search or Metric.SERVER_ERRORS in search:
-            assert "function_version" in search, search
+    # AND the crashes, timeouts, declines and 5XX answers are graphed by version, so a canary is seen beside the
+    # old version
+    by_version = (Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.TOOL_ERRORS, Metric.SERVER_ERRORS)
+    for metric in by_version:
+        (search,) = [search for search in searches(stack) if f'MetricName="{metric}"' in search]
+        assert "function_version" in search, search
     (invocations,) = [search for search in searches(stack) if "Invocations" in search]
     assert invocations.startswith("SEARCH('{AWS/Lambda,ExecutedVersion,FunctionName,Resource}")
 

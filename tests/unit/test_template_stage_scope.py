@@ -216,4 +216,4 @@ def test_an_alarm_or_graph_on_a_fixed_service_is_found() -> None:
     (alarm,) = alarm_problems(stack)
     assert alarm.startswith("ToolCrashesAlarm: ")
     (graph,) = dashboard_and_query_problems(stack)
-    assert graph.startswith("Tool crashes and timeouts, by tool and version: ") and "ToolCrashes" in graph
+    assert graph.startswith("Tool crashes, timeouts and declines, by tool and version: ") and "ToolCrashes" in graph

@@ -34,6 +34,12 @@ GENERATED_ARN = {
     "AWS::DynamoDB::Table": "arn:aws:dynamodb:{region}:{account}:table/{stack}-{name}-ABC123",
     "AWS::Lambda::Function": "arn:aws:lambda:{region}:{account}:function:{stack}-{name}-ABC123",
 }
+# Who each of the template's roles is, as a message names it.
+GRANTEES = {
+    "MedianToolsFunctionRole": "the function",
+    "PreTrafficHookRole": "the PreTraffic hook",
+    "CodeDeployServiceRole": "CodeDeploy",
+}
 # The number Lambda gives the version a deploy publishes (a `Ref` to it is the function's ARN and this).
 PUBLISHED_VERSION = "7"
 _SUB_REFERENCE = re.compile(r"\$\{(\w+)(?:\.(\w+))?\}")
@@ -118,6 +124,9 @@ def generated(stack: Stack, name: str, attribute: str | None = None) -> str:
     if resource["Type"] == "AWS::Lambda::Version":
         return f"{generated(stack, resource['Properties']['FunctionName']['Ref'], 'Arn')}:{PUBLISHED_VERSION}"
     names = {"region": REGION, "account": ACCOUNT_ID, "stack": stack.parameters["AWS::StackName"], "name": name}
+    if attribute == "Arn" and resource["Type"] not in GENERATED_ARN:
+        # A type this suite does not name the ARN of: shown as written, which no boundary pattern matches.
+        return f"the {attribute} of {name} ({resource['Type']})"
     return (GENERATED_ARN[resource["Type"]] if attribute == "Arn" else GENERATED_NAME).format(**names)
 
 
@@ -129,7 +138,9 @@ def concrete(stack: Stack, resource: Any) -> str:
         getatt = resource["Fn::GetAtt"]
         name, attribute = getatt if isinstance(getatt, list) else getatt.split(".", 1)
         return generated(stack, name, attribute)
-    return _SUB_REFERENCE.sub(lambda found: generated(stack, found[1], found[2]), resource)
+    return _SUB_REFERENCE.sub(
+        lambda found: generated(stack, found[1], found[2]) if found[1] in stack.resources else found[0], str(resource)
+    )
 
 
 def grants_beyond_the_boundary(stack: Stack, boundary: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
@@ -183,7 +194,8 @@ def test_the_boundary_allows_everything_each_role_of_the_stack_is_granted_in_eac
     beyond = grants_beyond_the_boundary(stack, boundary_statements())
     # THEN a statement of it does: a grant the boundary lacks would be denied in AWS, in that stage
     assert not beyond, "\n".join(
-        f"stage {stage}: template.yaml grants {role} {action} on {resource}, which the permissions boundary "
+        f"stage {stage}: template.yaml grants {GRANTEES.get(role, role)} {action} on {resource}, which the "
+        "permissions boundary "
         "does not allow: add it to StackRolesPermissionsBoundary in pipeline/oidc-role.yaml (a resource of the "
         "company's between its `# >>> yours: company` lines), and update each stage's pipeline stack before deploying"
         for role, action, resource in beyond

@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from typing import TYPE_CHECKING, Any, cast
 
 from median_lambda.protocol import (
@@ -255,7 +255,7 @@ def record_server_error() -> None:
 
     On a line of its own, whatever the invocation's own metric set holds (a `tool`, or no dimension at
     all for the handler's last-resort 500), so that every 5XX lands in the one series the rollback
-    alarm divides by the version's invocations (template.yaml's VersionServerErrorsAlarm). Never raises:
+    alarm divides by the version's invocations (template.yaml's Api5xxRateAlarm). Never raises:
     counting must not cost the answer.
     """
     try:
@@ -271,7 +271,9 @@ def record_server_error() -> None:
         ):
             pass
     except Exception as error:
-        _logger().warning("A 5XX answer was not counted", extra={"error_type": type(error).__name__})
+        # Nor the saying so: a container with no file descriptor left cannot import the Logger either.
+        with suppress(Exception):
+            _logger().warning("A 5XX answer was not counted", extra={"error_type": type(error).__name__})
 
 
 def record_time_limits_degraded() -> None:
