@@ -58,7 +58,8 @@ export TOOL INPUT URL DIAGNOSTICS KEY_FILE NAME ALSO SOURCE PORT LOCAL_AWS LOCAL
 URL ?= http://127.0.0.1:$(or $(PORT),3000)/
 REQUEST = $${TOOL:+--tool "$$TOOL"} $${INPUT:+--input "$$INPUT"} $${DIAGNOSTICS:+--diagnostics}
 .PHONY: help install lock audit test test-tools serve check new-tool lint format clean sam-cli build validate \
-	event invoke start-api call deploy delete lint-workflows upgrade remove-examples build-MedianToolsFunction
+	event invoke start-api call deploy delete lint-workflows upgrade remove-examples build-MedianToolsFunction \
+	build-PreTrafficHook
 
 audit: $(INSTALLED) ## Audit every locked version against known vulnerabilities (OSV)
 	$(MEDIAN) audit
@@ -109,9 +110,11 @@ delete: $(INSTALLED) ## Delete the deployed stack (the key's secret stays)
 lint-workflows: $(INSTALLED) ## Check .github/: GitHub's schemas (check-jsonschema) and zizmor's audits, offline
 	$(MEDIAN) lint-workflows
 
-# sam build runs this (template.yaml's Metadata: BuildMethod makefile, which requires this name) in
-# this folder, with ARTIFACTS_DIR set: the tools are checked, then the artifact is built there.
-build-MedianToolsFunction: $(INSTALLED)
+# sam build runs these (template.yaml's Metadata: BuildMethod makefile, which requires these names) in
+# this folder, with ARTIFACTS_DIR set: the tools are checked, then the artifact is built there. The
+# PreTraffic hook runs from the function's artifact (it compares what a new version answers with the
+# manifest in it): sam build builds each function of its own, so it is built again for the hook.
+build-MedianToolsFunction build-PreTrafficHook: $(INSTALLED)
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run 'make build' or 'sam build', not this target))
 	$(MEDIAN) build-artifact "$(ARTIFACTS_DIR)"
 

@@ -1,6 +1,6 @@
 """template.yaml with a line edited as its comment tells a user to: the tests of what the template writes out.
 
-A value that does not differ per deployment (the memory, a threshold, the SnapStart switch) is
+A value that does not differ per deployment (the memory, a threshold, reserved concurrency) is
 written in the template, with a comment saying how to change it, rather than passed as a
 parameter. A test of such a value edits the line as the comment says, on the template's text, and
 reads the result as SAM translates it (median_lambda/testing/template.py): the edit the docs describe is
@@ -15,7 +15,8 @@ from median_lambda.project.architecture import set_architecture
 from median_lambda.project.sam_config import TEMPLATE, parse_template
 
 # The namespace's lines: the function's (Globals) and each alarm's and the dashboard's, as written.
-NAMESPACE_LINES = ("POWERTOOLS_METRICS_NAMESPACE: !Ref AWS::StackName", "- Namespace: !Ref AWS::StackName")
+# Each reader's line is a `Namespace:` of a query's variables, the dashboard's, or a metric's own.
+NAMESPACE_LINES = ("POWERTOOLS_METRICS_NAMESPACE: !Ref AWS::StackName", "Namespace: !Ref AWS::StackName")
 
 
 def template_text() -> str:

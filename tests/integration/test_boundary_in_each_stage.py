@@ -99,7 +99,7 @@ def test_a_stages_table_missing_from_the_boundary_fails_the_contract_naming_the_
         line.split("::")[1].split(" - ")[0] for line in finished.stdout.splitlines() if line.startswith("FAILED")
     )
     assert failed == [
-        f"test_the_boundary_allows_everything_the_function_role_is_granted_in_each_stage[{stage}-{tracing}]"
+        f"test_the_boundary_allows_everything_each_role_of_the_stack_is_granted_in_each_stage[{stage}-{tracing}]"
         for stage in ("production", "staging")
         for tracing in ("false", "true")
     ]

@@ -167,8 +167,10 @@ def test_a_container_whose_stage_the_build_never_saw_refuses_the_request_and_cou
         "This function refuses every request: MEDIAN_STAGE=prodution names no stage of"
     )
     assert "whose stages are default: check its spelling, or add a [prodution] table" in refused["message"]
-    [metrics] = [record for record in records if "_aws" in record and "ColdStart" not in record]
+    [metrics] = [record for record in records if "ToolCrashes" in record]
     assert (metrics["tool"], metrics["ToolCrashes"]) == ("(every tool)", [1.0])
+    # AND its 500 counts once among the version's 5XX answers
+    assert [record["ServerErrors"] for record in records if "ServerErrors" in record] == [[1.0]]
 
 
 @pytest.mark.parametrize("stage", ["staging", "production", "eu-prod"])

@@ -241,8 +241,10 @@ def test_a_module_that_fails_to_import_in_the_container_stops_only_its_own_tools
     [logged] = [record for record in records if record.get("level") == "ERROR"]
     assert logged["message"] == "The module of tool issueRefund failed to import; it did not run"
     assert logged["problems"] == [f"{PACKAGE}/refunds.py:9: KeyError: '{REFUND_DESK_ENV}'"]
-    [metrics] = [record for record in records if "_aws" in record and "ColdStart" not in record]
+    [metrics] = [record for record in records if "ToolCrashes" in record]
     assert (metrics["tool"], metrics["ToolCrashes"]) == ("issueRefund", [1.0])
+    # AND its 500 counts once among the version's 5XX answers
+    assert [record["ServerErrors"] for record in records if "ServerErrors" in record] == [[1.0]]
 
 
 def test_a_tool_that_may_run_twice_pays_nothing_for_the_table(artifact: Path, deployed: dict[str, str]) -> None:

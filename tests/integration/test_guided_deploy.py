@@ -56,6 +56,7 @@ PER_DEPLOYMENT = {
     "Stage",  # which table of tools/settings.toml it serves
     "LogLevel",  # DEBUG where you debug, for an incident
     "EnableTracing",  # X-Ray where you investigate, billed per trace
+    "EnableSnapStart",  # snapshots where a stage's cold starts are worth their bill
     "AlarmEmail",  # who is paged, per stage
     "DeploymentType",  # all at once in staging, a canary in production
     "ParametersSecretsExtensionLayerArn",  # AWS's for the region, `none` under sam local, pinned where unmapped
@@ -250,6 +251,6 @@ def test_the_templates_parameters_are_only_what_differs_per_deployment() -> None
     # GIVEN the template's Parameters, which `sam deploy --guided` would ask for, each
     declared = set(load_template(TEMPLATE)["Parameters"])
     # THEN they are what differs per deployment (and any a user's project has added of its own), and nothing the
-    # template writes out: not the architecture, memory, timeout, namespace, retention, limits, thresholds, SnapStart
+    # template writes out: not the architecture, memory, timeout, namespace, retention, limits, thresholds
     assert declared >= PER_DEPLOYMENT
     assert declared.isdisjoint(WRITTEN_IN_THE_TEMPLATE), declared & set(WRITTEN_IN_THE_TEMPLATE)

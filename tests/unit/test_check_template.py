@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTION = "MedianToolsFunction"
-ENVIRONMENT_ANCHOR = "          MEDIAN_KEY_SECRET_ID: !Ref MedianKeySecretName\n"
+# The function's own: the PreTraffic hook names the key's secret too.
+ENVIRONMENT_ANCHOR = "          MEDIAN_STAGE: !Ref Stage\n"
 # VersionDescription's text: `!Sub` of a folded string, then its variables.
 DESCRIPTION_ANCHOR = "      VersionDescription: !Sub\n        - >-\n"
 PARAMETERS_ANCHOR = "Parameters:\n"
@@ -194,8 +195,9 @@ def test_a_parameter_only_in_what_versions_do_not_keep_needs_no_version(
     # GIVEN a parameter used only in the function's policies, which apply to every version at once
     template.add_parameter(parameter("ProbeTableName", "MaxLength: 64", default="orders"))
     template.insert(
-        "      Policies:\n",
+        "        # Lambda writes the function's logs with its role, into LoggingConfig's group: that\n",
         "        - DynamoDBReadPolicy:\n            TableName: !Ref ProbeTableName\n",
+        after=False,
     )
     # WHEN make validate checks the template
     _, output = validate(template, capsys)
@@ -337,11 +339,12 @@ def test_an_alarm_reading_another_namespace_than_the_function_writes_is_named(
     template: TemplateCopy, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN a namespace written on the function's line, and on every alarm's and the dashboard's but one
+    # (a query's or the dashboard's `- Namespace:` variable, or a metric's own `Namespace:`)
     source = template.path.read_text(encoding="utf-8")
-    readers = source.count("- Namespace: !Ref AWS::StackName\n")
+    readers = source.count("Namespace: !Ref AWS::StackName\n")
     assert readers >= 2
     source = source.replace("POWERTOOLS_METRICS_NAMESPACE: !Ref AWS::StackName", "POWERTOOLS_METRICS_NAMESPACE: Acme")
-    source = source.replace("- Namespace: !Ref AWS::StackName\n", "- Namespace: Acme\n", readers - 1)
+    source = source.replace("Namespace: !Ref AWS::StackName\n", "Namespace: Acme\n", readers - 1)
     template.path.write_text(source, encoding="utf-8")
     # WHEN make validate checks the template
     status, output = validate(template, capsys)
@@ -353,7 +356,7 @@ def test_an_alarm_reading_another_namespace_than_the_function_writes_is_named(
     )
     assert "each `Namespace:` line" in line
     # AND with that last line written too, nothing is said of the namespace
-    template.replace("- Namespace: !Ref AWS::StackName\n", "- Namespace: Acme\n")
+    template.replace("Namespace: !Ref AWS::StackName\n", "Namespace: Acme\n")
     _, output = validate(template, capsys)
     assert "Namespace" not in output
 
@@ -362,7 +365,7 @@ def test_an_alarm_reading_another_namespace_than_the_function_writes_is_named(
     ("passed", "said"),
     [
         ("FunctionMemorySize=1024", "the value is written in the template now (Globals: MemorySize)"),
-        ("EnableSnapStart=true", "(Conditions: SnapStartEnabled)"),
+        ("ApiLatencyP99ThresholdMs=3000", "(ApiLatencyAlarm's Threshold)"),
         ("Architecture=x86_64", "python -m median_lambda.project.architecture x86_64 sets it"),
         ("ProbeHostName=carrier", "which is not one of template.yaml's Parameters"),
     ],

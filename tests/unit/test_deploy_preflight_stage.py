@@ -147,8 +147,9 @@ def test_a_stage_with_every_value_goes_on_to_the_aws_checks(project: Path, capsy
 def test_a_value_for_a_parameter_the_template_writes_out_stops_the_deploy_saying_where_it_belongs(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # GIVEN samconfig.toml from before memory and SnapStart were written in the template, still passing them
-    config = samconfig(project, "production", "FunctionMemorySize=1024", "EnableSnapStart=true")
+    # GIVEN samconfig.toml from before memory and the latency threshold were written in the template, still
+    # passing them
+    config = samconfig(project, "production", "FunctionMemorySize=1024", "ApiLatencyP99ThresholdMs=3000")
     # WHEN the preflight runs
     status = deploy(config)
     # THEN it refuses before anything else, naming each value, where it is written now, and why it
@@ -158,7 +159,7 @@ def test_a_value_for_a_parameter_the_template_writes_out_stops_the_deploy_saying
     assert error.startswith("Not deploying. samconfig.toml's parameter_overrides for this deploy pass:\n")
     assert "  FunctionMemorySize=1024, which template.yaml no longer takes" in error
     assert "(Globals: MemorySize)" in error
-    assert "  EnableSnapStart=true, which template.yaml no longer takes" in error
-    assert "(Conditions: SnapStartEnabled)" in error
+    assert "  ApiLatencyP99ThresholdMs=3000, which template.yaml no longer takes" in error
+    assert "(ApiLatencyAlarm's Threshold)" in error
     assert "drop this value without a word" in error
     assert "No AWS region" not in error

@@ -10,7 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from median_lambda.project.migrations import imports_of_median_lambda, migrate, to_3_0_0, to_3_0_0_sorted
+from median_lambda.project.migrations import (
+    SNAPSTART_SWITCH_3_0_0,
+    imports_of_median_lambda,
+    migrate,
+    snapstart_as_a_parameter,
+    to_3_0_0,
+    to_3_0_0_sorted,
+)
 
 
 @pytest.mark.parametrize(
@@ -261,3 +268,78 @@ def test_a_scripts_module_of_the_users_own_is_left_alone() -> None:
         "from scripts.seed_my_table import seed\n",
         0,
     )
+
+
+NEW_SWITCH = '  # SnapStart, a stage\'s parameter now\n  SnapStartEnabled: !Equals [!Ref EnableSnapStart, "true"]\n'
+
+
+def conflicted(yours: str) -> str:
+    """template.yaml as `copier update --conflict inline` leaves it around SnapStart's switch."""
+    return (
+        "Conditions:\n<<<<<<< before updating\n"
+        + yours
+        + "=======\n"
+        + NEW_SWITCH
+        + ">>>>>>> after updating\n  SecretsExtensionEnabled: !And\n"
+    )
+
+
+SAMCONFIG = """[default.deploy.parameters]
+parameter_overrides = "MedianKeySecretName=\\"median-tools/median-key\\""
+
+[default.local_invoke.parameters]
+parameter_overrides = "ParametersSecretsExtensionLayerArn=none"
+
+[production.deploy.parameters]
+parameter_overrides = "Stage=production AlarmEmail=oncall@example.com"
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    subprocess.run(["git", "init", "--quiet"], cwd=tmp_path, check=True)  # noqa: S607
+    (tmp_path / "samconfig.toml").write_text(SAMCONFIG, encoding="utf-8")
+    return tmp_path
+
+
+def test_snapstart_switched_on_by_its_line_becomes_the_parameter_in_every_deploy(project: Path) -> None:
+    # GIVEN the merge's conflict between 3.0.0's switch, turned on by its line and nothing else, and the new lines
+    switched_on = SNAPSTART_SWITCH_3_0_0.replace(
+        '  SnapStartEnabled: !Equals ["off", "on"]', '  SnapStartEnabled: !Equals ["on", "on"]'
+    )
+    (project / "template.yaml").write_text(conflicted(switched_on), encoding="utf-8")
+    # WHEN the migration runs
+    said = snapstart_as_a_parameter(project)
+    # THEN the new lines are taken, and each deploy (not sam local) switches SnapStart on, the user's values kept
+    assert (project / "template.yaml").read_text(encoding="utf-8") == (
+        "Conditions:\n" + NEW_SWITCH + "  SecretsExtensionEnabled: !And\n"
+    )
+    samconfig = (project / "samconfig.toml").read_text(encoding="utf-8")
+    assert samconfig == SAMCONFIG.replace('median-key\\""', 'median-key\\" EnableSnapStart=true"').replace(
+        "AlarmEmail=oncall@example.com", "AlarmEmail=oncall@example.com EnableSnapStart=true"
+    )
+    assert said == [
+        "template.yaml: SnapStart, switched on by its line, is the parameter EnableSnapStart now; EnableSnapStart=true "
+        "added to samconfig.toml's [default.deploy.parameters], [production.deploy.parameters]"
+    ]
+    # AND run again, it finds nothing to do
+    assert snapstart_as_a_parameter(project) == []
+
+
+@pytest.mark.parametrize(
+    "yours",
+    [
+        SNAPSTART_SWITCH_3_0_0,  # the switch as shipped: some other change of the user's made this conflict
+        SNAPSTART_SWITCH_3_0_0.replace('["off", "on"]', '["on", "on"]').replace("Off, as written", "On, for us"),
+    ],
+    ids=["not switched on", "switched on, and a comment of the user's"],
+)
+def test_any_other_conflict_there_is_left_for_the_user(project: Path, yours: str) -> None:
+    # GIVEN a conflict at SnapStart's switch whose user side is not the switch turned on and nothing else
+    (project / "template.yaml").write_text(conflicted(yours), encoding="utf-8")
+    # WHEN the migration runs
+    said = snapstart_as_a_parameter(project)
+    # THEN it changes nothing: the user resolves it, as the CHANGELOG says
+    assert said == []
+    assert (project / "template.yaml").read_text(encoding="utf-8") == conflicted(yours)
+    assert (project / "samconfig.toml").read_text(encoding="utf-8") == SAMCONFIG

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from median_lambda.protocol import SIGNATURE_HEADER, TOOL_TIME_MARGIN_SECONDS
 from median_lambda.runtime import observability
+from median_lambda.runtime.observability import Metric
 from median_lambda.testing import FakeLambdaContext, call_body, forget_what_a_container_keeps, http_event, signed_event
 
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation at run time
@@ -42,8 +43,17 @@ print("XRAY-SDK-LOADED" if "aws_xray_sdk" in sys.modules else "XRAY-SDK-NOT-LOAD
 
 
 def emf_lines(lines: list[str]) -> list[dict[str, Any]]:
-    """The invocations' EMF lines, without Powertools' ColdStart line, which a container's first flush adds."""
-    return [document for document in every_emf_line(lines) if "ColdStart" not in document]
+    """The invocations' EMF lines, without Powertools' ColdStart line, which a container's first flush adds, and
+    without the line of its own each 5XX answer adds (server_error_lines)."""
+    return [
+        document
+        for document in every_emf_line(lines)
+        if "ColdStart" not in document and Metric.SERVER_ERRORS not in document
+    ]
+
+
+def server_error_lines(lines: list[str]) -> list[dict[str, Any]]:
+    return [document for document in every_emf_line(lines) if Metric.SERVER_ERRORS in document]
 
 
 def every_emf_line(lines: list[str]) -> list[dict[str, Any]]:
@@ -94,16 +104,20 @@ def test_a_tool_call_emits_one_emf_line_with_the_tool_as_dimension(
     context = FakeLambdaContext(timeout_seconds=TOOL_TIME_MARGIN_SECONDS + 0.3)
     # WHEN it is called once
     client.send(signed_event("POST", call_body(tool, {})), context)
-    # THEN one EMF line is flushed for the invocation, in the default namespace, per tool
-    (emf,) = emf_lines(logs.lines())
+    # THEN one EMF line is flushed for the invocation, in the default namespace, per tool and version (`$LATEST`
+    # where Lambda runs no published version)
+    lines = logs.lines()
+    (emf,) = emf_lines(lines)
     dimensions, metrics = dimensions_and_metrics(emf)
     assert emf["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "MedianTools"
-    assert dimensions == {"service", "tool"}
-    assert emf["tool"] == tool
+    assert dimensions == {"service", "function_version", "tool"}
+    assert (emf["tool"], emf["function_version"]) == (tool, "$LATEST")
     # AND it counts the call, times it, and counts the kind of failure, if any
     assert metrics == {"ToolCalls", "ToolDuration"} | ({outcome_metric} if outcome_metric else set())
     assert emf["ToolCalls"] == [1.0]
     assert emf["ToolDuration"][0] >= 0
+    # AND a crash's 500 and a timeout's 504 are each counted once more, as a 5XX answer of the version
+    assert len(server_error_lines(lines)) == (outcome_metric in ("ToolCrashes", "ToolTimeouts"))
 
 
 @pytest.mark.parametrize(
@@ -127,7 +141,7 @@ def test_a_refused_signature_is_counted_by_its_cause(
     assert client.send(event).status == 401
     # THEN the invocation's EMF line counts one rejected signature, with its cause as dimension
     (emf,) = emf_lines(logs.lines())
-    assert dimensions_and_metrics(emf) == ({"service", "cause"}, {"RejectedSignatures"})
+    assert dimensions_and_metrics(emf) == ({"service", "cause", "function_version"}, {"RejectedSignatures"})
     assert (emf["cause"], emf["RejectedSignatures"]) == (cause, [1.0])
 
 

@@ -16,10 +16,11 @@ from tests.support.stage_signals import emf_documents, function_signals_environm
 from tests.template_edits import edited, with_namespace
 
 ALARM = "AWS::CloudWatch::Alarm"
-# A Metrics Insights query that sums one metric over every series of a schema.
+# A Metrics Insights query that sums one metric over every series of a schema: of one version's, for a
+# rollback alarm.
 INSIGHTS_QUERY = re.compile(
     r"SELECT SUM\((?P<metric>\w+)\) FROM SCHEMA\(\"(?P<namespace>[^\"]+)\", (?P<dimensions>[^)]+)\)"
-    r" WHERE service = '(?P<service>[^']+)'"
+    r" WHERE service = '(?P<service>[^']+)'(?: AND function_version = '(?P<version>[^']+)')?"
 )
 
 
@@ -129,10 +130,12 @@ def test_the_function_alarms_watch_the_alias_the_api_calls(stack: Stack) -> None
     alias_name = alias["Properties"]["Name"]
     found = {alarm["MetricName"]: alarm for alarm in alarms(stack).values() if alarm.get("Namespace") == "AWS/Lambda"}
     # THEN errors are counted on that alias of this function, throttles on the function
+    version, _ = stack.one_of_type("AWS::Lambda::Version")
     errors = {each["Name"]: each["Value"] for each in found["Errors"]["Dimensions"]}
     assert errors == {
         "FunctionName": {"Ref": "MedianToolsFunction"},
         "Resource": f"${{MedianToolsFunction}}:{alias_name}",
+        "ExecutedVersion": {"Fn::GetAtt": [version, "Version"]},
     }
     throttles = {each["Name"]: each["Value"] for each in found["Throttles"]["Dimensions"]}
     assert throttles == {"FunctionName": {"Ref": "MedianToolsFunction"}}
@@ -141,8 +144,9 @@ def test_the_function_alarms_watch_the_alias_the_api_calls(stack: Stack) -> None
 
 def test_the_api_alarms_watch_this_apis_stage() -> None:
     # GIVEN a stack with its own latency and 5XX thresholds, written on their alarms' lines
+    api_5xx = "may be 5XX before this alarm fires.\n      Threshold: 5\n"
     stack = translated(
-        edited(("      Threshold: 5000\n", "      Threshold: 1500\n"), ("      Threshold: 5\n", "      Threshold: 2\n"))
+        edited(("      Threshold: 5000\n", "      Threshold: 1500\n"), (api_5xx, api_5xx.replace(": 5\n", ": 2\n")))
     )
     stage_name = stack.properties(stack.one_of_type("AWS::ApiGatewayV2::Stage")[0])["StageName"]
     api_alarms = [alarm for alarm in alarms(stack).values() if "ApiGateway" in json.dumps(alarm)]
@@ -172,9 +176,16 @@ def test_the_thresholds_as_written_and_the_dashboards_lines_at_them(stack: Stack
         next(alarm for alarm in alarms(stack).values() if alarm.get("MetricName") == "Latency"),
         alarm_summing(stack, Metric.REJECTED_SIGNATURES),
     )
-    (rate,) = [alarm for alarm in alarms(stack).values() if "5xx" in json.dumps(alarm)]
-    # THEN they fire at 5 s of p99 latency, 5 % of 5XX answers and 20 refused signatures in 5 minutes
-    assert (latency["Threshold"], rate["Threshold"], rejected["Threshold"]) == (5000, 5, 20)
+    (rate,) = [alarm for alarm in alarms(stack).values() if '"5xx"' in json.dumps(alarm)]
+    version_rate = stack.properties("Api5xxRateAlarm")
+    # THEN they fire at 5 s of p99 latency, 5 % of the API's 5XX answers, 5 % of a version's, and 20
+    # refused signatures in 5 minutes
+    assert (latency["Threshold"], rate["Threshold"], version_rate["Threshold"], rejected["Threshold"]) == (
+        5000,
+        5,
+        5,
+        20,
+    )
     # AND each line the dashboard draws "at the alarm" is at that alarm's threshold, so a changed
     # threshold that left its line behind is found here
     name, _ = stack.one_of_type("AWS::CloudWatch::Dashboard")
@@ -187,7 +198,7 @@ def test_the_thresholds_as_written_and_the_dashboards_lines_at_them(stack: Stack
     }
     assert lines == {"API latency (ms)": latency["Threshold"], "Rejected signatures, by cause": rejected["Threshold"]}
     # AND no alarm's description names a number of its own, which a changed threshold would leave wrong
-    for alarm in (latency, rate, rejected):
+    for alarm in (latency, rate, version_rate, rejected):
         assert not re.search(r"\b(5000|20|5)\b ?(ms|%|requests)", alarm["AlarmDescription"])
 
 
@@ -274,3 +285,94 @@ def test_the_email_is_subscribed_only_when_one_is_given(email: str, subscribed: 
         assert (subscription["Protocol"], subscription["Endpoint"]) == ("email", email)
         assert subscription["TopicArn"] == {"Ref": "AlarmTopic"}
         assert subscription["RedrivePolicy"] == {"deadLetterTargetArn": {"Fn::GetAtt": "UndeliveredAlarmsQueue.Arn"}}
+
+
+class Datapoint(float):
+    """A value of one minute, divided as metric math divides: by zero, no number (NaN), never an exception."""
+
+    def __truediv__(self, other: float) -> Datapoint:
+        return Datapoint(float(self) / other if other else float("nan"))
+
+    def __mul__(self, other: float) -> Datapoint:
+        return Datapoint(float(self) * other)
+
+    __rmul__ = __mul__
+
+
+def math_expression_value(expression: str, values: dict[str, float | None]) -> float:
+    """A metric math expression of IF, FILL, MAX([...]) and arithmetic, for one minute's values (None: no data).
+
+    Read with Python's own parser, the functions as CloudWatch's guide defines them: FILL(m, v) is m, or v where
+    m has no data; MAX([a, b]) the larger of each point; IF(c, a, b) a where c holds, else b.
+    """
+    functions = {
+        "IF": lambda condition, then, otherwise: then if condition else otherwise,
+        "FILL": lambda value, filler: Datapoint(filler if value is None else value),
+        "MAX": lambda values: Datapoint(max(values)),
+    }
+    return float(eval(expression, {"__builtins__": {}}, {**functions, **values}))  # noqa: S307 - the template's text
+
+
+def test_the_version_5xx_alarm_divides_the_handlers_5xx_count_by_the_versions_own_invocations(stack: Stack) -> None:
+    # GIVEN the alarm, the version this deploy publishes, and what the handler writes serving a crash and a timeout
+    alarm = stack.properties("Api5xxRateAlarm")
+    version, _ = stack.one_of_type("AWS::Lambda::Version")
+    queries = {query["Id"]: query for query in alarm["Metrics"]}
+    metrics = {
+        query["MetricStat"]["Metric"]["MetricName"]: query for query in queries.values() if "MetricStat" in query
+    }
+    variables = stack.properties("MedianToolsFunction")["Environment"]["Variables"]
+    documents = emf_documents(stage_output(function_signals_environment(variables)))
+    # THEN it reads ServerErrors in the namespace, the service and the one dimension set the handler writes it
+    # with (a line of its own per 5XX: the crash and the timeout), for the new version's number
+    errors = metrics[Metric.SERVER_ERRORS]["MetricStat"]["Metric"]
+    dimensions = {each["Name"]: each["Value"] for each in errors["Dimensions"]}
+    assert dimensions == {
+        "service": stack.parameters["AWS::StackName"],
+        "function_version": {"Fn::GetAtt": [version, "Version"]},
+    }
+    written = [
+        document
+        for document in documents
+        for directive in document["_aws"]["CloudWatchMetrics"]
+        if Metric.SERVER_ERRORS in {each["Name"] for each in directive["Metrics"]}
+        and directive["Namespace"] == errors["Namespace"]
+        and [set(each) for each in directive["Dimensions"]] == [set(dimensions)]
+        and document["service"] == dimensions["service"]
+    ]
+    assert len(written) == 2
+    # AND it divides by Lambda's invocations of that version through `live`, minute by minute
+    invocations = metrics["Invocations"]["MetricStat"]["Metric"]
+    assert invocations["Namespace"] == "AWS/Lambda"
+    assert {each["Name"]: each["Value"] for each in invocations["Dimensions"]} == {
+        "FunctionName": {"Ref": "MedianToolsFunction"},
+        "Resource": "${MedianToolsFunction}:live",
+        "ExecutedVersion": {"Fn::GetAtt": [version, "Version"]},
+    }
+    assert {query["MetricStat"]["Period"] for query in metrics.values()} == {60}
+    assert (alarm["EvaluationPeriods"], alarm["ComparisonOperator"]) == (1, "GreaterThanThreshold")
+
+
+@pytest.mark.parametrize(
+    ("errors", "invocations", "rolls_back"),
+    [
+        (1, 19, True),  # at fewer than 20 calls a minute to the version, one 5XX is past 5 %
+        (4, 20, True),  # a version failing a fifth of its calls, at any traffic
+        (40, 200, True),
+        (1, 0, True),  # the 5XX counted in the minute after its invocation's
+        (1, 100, False),  # one transient 5XX among a hundred calls a minute rolls nothing back
+        (0, 50, False),
+        (None, 50, False),  # no 5XX: ServerErrors has no data point at all
+        (None, None, False),  # no call reached the version this minute
+    ],
+)
+def test_the_version_5xx_alarm_breaches_at_a_share_of_the_versions_calls(
+    stack: Stack, errors: int | None, invocations: int | None, rolls_back: bool
+) -> None:
+    # GIVEN one minute of the new version's 5XX answers and invocations
+    alarm = stack.properties("Api5xxRateAlarm")
+    (watched,) = [query for query in alarm["Metrics"] if query.get("ReturnData")]
+    # WHEN the alarm's expression is evaluated for it, as CloudWatch evaluates metric math
+    value = math_expression_value(watched["Expression"], {"errors": errors, "invocations": invocations})
+    # THEN it is past the threshold exactly when that share of the version's calls failed
+    assert (value > alarm["Threshold"]) is rolls_back, value

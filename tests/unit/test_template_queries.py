@@ -147,12 +147,28 @@ def test_the_dashboards_tool_and_signature_graphs_search_the_handlers_schemas(st
     # THEN each graph of a project metric searches exactly the schema the handler files it under
     graphed = set()
     for search in searches(stack):
+        if search.startswith("SEARCH('{AWS/"):
+            continue  # one of AWS's own metrics, of the stack's own resources (test_template_stage_scope)
         found = SEARCH.search(search)
         assert found is not None, search
         namespace, *dimensions = found["schema"].split(",")
         assert schemas[found["metric"]] == (namespace.strip('"'), frozenset(dimensions), found["service"]), search
         graphed.add(found["metric"])
-    assert {Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.TOOL_DURATION, Metric.REJECTED_SIGNATURES} <= graphed
+    assert {
+        Metric.TOOL_CRASHES,
+        Metric.TOOL_TIMEOUTS,
+        Metric.TOOL_DURATION,
+        Metric.REJECTED_SIGNATURES,
+        Metric.SERVER_ERRORS,
+    } <= graphed
+    # AND the crashes, timeouts, declines and 5XX answers are graphed by version, so a canary is seen beside the
+    # old version
+    by_version = (Metric.TOOL_CRASHES, Metric.TOOL_TIMEOUTS, Metric.TOOL_ERRORS, Metric.SERVER_ERRORS)
+    for metric in by_version:
+        (search,) = [search for search in searches(stack) if f'MetricName="{metric}"' in search]
+        assert "function_version" in search, search
+    (invocations,) = [search for search in searches(stack) if "Invocations" in search]
+    assert invocations.startswith("SEARCH('{AWS/Lambda,ExecutedVersion,FunctionName,Resource}")
 
 
 # A dashboard graph's CloudWatch search: the schema {"namespace",dimension,...}, then its service and metric.

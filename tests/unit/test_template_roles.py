@@ -131,3 +131,53 @@ def test_without_a_boundary_the_roles_have_none() -> None:
     # THEN no role points at a policy that may not exist in that account
     for name in stack.of_type(ROLE):
         assert "PermissionsBoundary" not in stack.properties(name), name
+
+
+def hook_role(stack: Stack) -> str:
+    name, attribute = stack.properties("PreTrafficHook")["Role"]["Fn::GetAtt"].split(".")
+    assert (attribute, stack.resources[name]["Type"]) == ("Arn", ROLE)
+    return name
+
+
+@pytest.mark.parametrize("tracing", ["true", "false"])
+def test_the_pre_traffic_hook_may_do_only_what_hearing_a_version_and_pruning_old_ones_takes(tracing: str) -> None:
+    # GIVEN the stack, tracing on or off, the version this deploy publishes, and the hook's role
+    stack = translated(EnableTracing=tracing)
+    version, _ = stack.one_of_type("AWS::Lambda::Version")
+    function_arn = {"Fn::GetAtt": "MedianToolsFunction.Arn"}
+    # WHEN the role's own grants are read
+    grants = granted(stack, hook_role(stack))
+    # THEN it may invoke that one version (never `live`, never another function), read the Median key,
+    # report to this stack's deployment group, write its own log group, and list, read `live` of, and
+    # delete this function's versions: nothing else, and no managed policy
+    assert grants == {
+        "lambda:InvokeFunction": [{"Ref": version}],
+        "secretsmanager:GetSecretValue": [
+            "arn:aws:secretsmanager:eu-west-1:123456789012:secret:median-tools/median-key-??????"
+        ],
+        "codedeploy:PutLifecycleEventHookExecutionStatus": [
+            "arn:aws:codedeploy:eu-west-1:123456789012:deploymentgroup:"
+            "${ServerlessDeploymentApplication}/${MedianToolsFunctionDeploymentGroup}"
+        ],
+        "logs:CreateLogStream": [{"Fn::GetAtt": "PreTrafficHookLogGroup.Arn"}],
+        "logs:PutLogEvents": [{"Fn::GetAtt": "PreTrafficHookLogGroup.Arn"}],
+        "lambda:ListVersionsByFunction": [function_arn],
+        "lambda:GetAlias": [function_arn, "${MedianToolsFunction.Arn}:live"],
+        "lambda:DeleteFunction": ["${MedianToolsFunction.Arn}:*"],
+    }
+    assert stack.properties(hook_role(stack)).get("ManagedPolicyArns", []) == []
+    # AND the resources SAM and CloudFormation resolve those names to exist in the stack
+    assert {"ServerlessDeploymentApplication", "MedianToolsFunctionDeploymentGroup", "PreTrafficHookLogGroup"} <= set(
+        stack.resources
+    )
+    # AND the hook is never traced, so no X-Ray right is needed, whatever the stack's tracing
+    assert stack.properties("PreTrafficHook")["TracingConfig"] == {"Mode": "PassThrough"}
+
+
+def test_codedeploy_may_run_the_hook_by_the_name_cloudformation_gives_it(stack: Stack) -> None:
+    # GIVEN CodeDeploy's role, whose managed policy invokes only functions named CodeDeployHook_*
+    grants = granted(stack, "CodeDeployServiceRole")
+    # THEN its own policy adds the hook, named as CloudFormation names it, and no other function
+    assert grants == {
+        "lambda:InvokeFunction": ["arn:aws:lambda:eu-west-1:123456789012:function:median-tools-PreTrafficHook-*"]
+    }

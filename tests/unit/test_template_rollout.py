@@ -1,17 +1,21 @@
-"""One alias for the API, the rollout and SnapStart; the extension's layer for the stack's region and architecture.
+"""One alias for the API, the rollout, its PreTraffic hook and SnapStart; the extension's layer for the stack's region
+and architecture.
 
-A value written in the template (SnapStart's switch, reserved concurrency, the architecture) is
-tested by editing its line as the template's comment says (tests/template_edits.py).
+A value written in the template (reserved concurrency, the architecture) is tested by editing its
+line as the template's comment says (tests/template_edits.py); a stage's (SnapStart) by its parameter.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from median_lambda.build.sources import DEVELOPER_PARTS
 from median_lambda.cli.template_check import (
     UNVERSIONED_PROPERTIES,
     VERSION_DESCRIPTION_LIMIT,
@@ -31,8 +35,7 @@ FUNCTION = "MedianToolsFunction"
 # The extension's own variables (AWS's names): its port, which is also the handler's switch, and its cache.
 EXTENSION_PORT_ENV = "PARAMETERS_SECRETS_EXTENSION_HTTP_PORT"
 EXTENSION_TTL_ENV = "SECRETS_MANAGER_TTL"
-# The lines a user edits, as the template's comments say: SnapStart's switch, and a concurrency cap.
-SNAPSTART_ON = ('SnapStartEnabled: !Equals ["off", "on"]', 'SnapStartEnabled: !Equals ["on", "on"]')
+# The line a user edits, as the template's comment says: a concurrency cap.
 RESERVED_25 = ("      # ReservedConcurrentExecutions: 25\n", "      ReservedConcurrentExecutions: 25\n")
 LAYER_ARN = re.compile(
     r"arn:(?P<partition>aws[a-z-]*):lambda:(?P<region>[a-z0-9-]+):\d{12}:layer:"
@@ -130,35 +133,6 @@ def test_a_changed_parameter_alone_publishes_a_new_version(stack: Stack, paramet
     assert len(changed.resolve(version["Properties"]["Description"])) <= VERSION_DESCRIPTION_LIMIT
 
 
-def switches(template: dict[str, Any]) -> list[str]:
-    """The switches a published version keeps: Conditions between literals its versioned properties reach."""
-    read = Template(template, known_values={})
-    properties = function_properties(read, FUNCTION)
-    kept = [read.switches_in(value) for name, value in properties.items() if name not in UNVERSIONED_PROPERTIES]
-    return sorted(set().union(*kept))
-
-
-def flipped(template: dict[str, Any], switch: str) -> dict[str, Any]:
-    """The template with one switch's literal comparison turned the other way."""
-    changed = {**template, "Conditions": dict(template["Conditions"])}
-    left, right = template["Conditions"][switch]["Fn::Equals"]
-    changed["Conditions"][switch] = {"Fn::Equals": [right if left != right else f"not-{right}", right]}
-    return changed
-
-
-@pytest.mark.parametrize("switch", switches(load_template()))
-def test_a_flipped_switch_alone_publishes_a_new_version(stack: Stack, switch: str) -> None:
-    # GIVEN the same code deployed again with one switch written in the template flipped (every such
-    # switch the function's versions keep, read from the template: SnapStartEnabled, and a user's own)
-    template = load_template()
-    changed = translated(flipped(template, switch))
-    # THEN the version SAM declares differs in a property that replaces it, so a new version is
-    # published and the alias moves to it, as for a changed parameter
-    assert a_new_version_is_published(stack, changed)
-    (_, version) = changed.one_of_type("AWS::Lambda::Version")
-    assert len(changed.resolve(version["Properties"]["Description"])) <= VERSION_DESCRIPTION_LIMIT
-
-
 def test_changed_code_alone_publishes_a_new_version(stack: Stack) -> None:
     # GIVEN the same template deployed with another artifact: new code, or a changed tools/settings.toml,
     # which the build bundles, so sam deploy uploads it under another key (the zip's MD5)
@@ -202,13 +176,82 @@ def test_the_error_alarms_and_only_they_roll_a_version_back(stack: Stack) -> Non
     # GIVEN the deployment group that shifts the alias
     watched = rollback_alarms(stack)
     # THEN it stops and rolls back on the alarms that say the new code is broken: errors the function raised,
-    # tools that crashed, and the API's 5XX answers (a 500 or 504 neither of the others counts)
+    # tools that crashed, and the version's 5XX answers over its invocations (every 5XX the handler answers)
     assert len(watched) == 3
     assert "Errors" in watched.values()
     assert any(f"SUM({Metric.TOOL_CRASHES})" in read for read in watched.values())
-    assert any(read.startswith("5xx Count ") for read in watched.values())
-    # AND none that is about load or Median: latency, throttles, refused signatures
-    assert not {"ApiLatencyAlarm", "FunctionThrottlesAlarm", "RejectedSignaturesAlarm"} & set(watched)
+    assert any(read.startswith(f"{Metric.SERVER_ERRORS} Invocations ") for read in watched.values())
+    # AND none that is about load or Median (latency, throttles, refused signatures), nor API Gateway's 5XX
+    # rate, in which a canary's failures are diluted by the old version's calls
+    assert not {"ApiLatencyAlarm", "FunctionThrottlesAlarm", "RejectedSignaturesAlarm", "ApiGateway5xxRateAlarm"} & set(
+        watched
+    )
+
+
+def test_each_rollback_alarm_reads_the_new_versions_own_calls(stack: Stack) -> None:
+    # GIVEN the version this deploy publishes, by the number Lambda gives it
+    version, _ = stack.one_of_type("AWS::Lambda::Version")
+    number = {"Fn::GetAtt": [version, "Version"]}
+    # THEN each rollback alarm is scoped to that number: Lambda's per-version metrics through the alias
+    # (ExecutedVersion), and the handler's by its function_version dimension
+    for name in rollback_alarms(stack):
+        alarm = stack.properties(name)
+        metrics = [each["MetricStat"]["Metric"] for each in alarm.get("Metrics", []) if "MetricStat" in each]
+        written = stack.resources[name]["Properties"].get("Metrics", [])  # a query's !Sub, its variables unresolved
+        queries = [each["Expression"] for each in written if isinstance(each.get("Expression"), dict)]
+        dimension_sets = [alarm.get("Dimensions", [])] if "Dimensions" in alarm else []
+        dimension_sets += [metric["Dimensions"] for metric in metrics]
+        for dimensions in dimension_sets:
+            named = {each["Name"]: each["Value"] for each in dimensions}
+            assert number in (named.get("ExecutedVersion"), named.get("function_version")), (name, named)
+        for query in queries:
+            text, variables = query["Fn::Sub"]
+            assert "function_version = '${Version}'" in text, name
+            assert variables["Version"] == number, name
+        assert dimension_sets or queries, name
+
+
+def test_a_new_version_is_heard_by_the_pre_traffic_hook_before_any_call_shifts(stack: Stack) -> None:
+    # GIVEN the alias CodeDeploy moves, the version this deploy publishes, and the hook
+    _, alias = stack.one_of_type("AWS::Lambda::Alias")
+    version, _ = stack.one_of_type("AWS::Lambda::Version")
+    hook = stack.properties("PreTrafficHook")
+    # THEN CodeDeploy runs the hook before it shifts any call to the new version
+    assert alias["UpdatePolicy"]["CodeDeployLambdaAliasUpdate"]["BeforeAllowTrafficHook"] == {"Ref": "PreTrafficHook"}
+    # AND the hook is told that version, which each deploy writes anew, and the key's secret to sign with
+    assert hook["Environment"]["Variables"]["MEDIAN_NEW_VERSION"] == {"Ref": version}
+    assert hook["Environment"]["Variables"]["MEDIAN_KEY_SECRET_ID"] == variables(stack)["MEDIAN_KEY_SECRET_ID"]
+    # AND it is never rolled out itself: no alias, version or deployment group of its own
+    assert len(stack.of_type("AWS::Lambda::Alias")) == 1
+    assert len(stack.of_type("AWS::CodeDeploy::DeploymentGroup")) == 1
+    # AND it has time for two answers of the function (each up to its Timeout) and its own steps
+    assert hook["Timeout"] >= 4 * function(stack)["Timeout"]
+
+
+def test_the_hook_runs_from_the_functions_own_build() -> None:
+    # GIVEN the two functions as written, and the Makefile's targets sam build runs for them
+    written = load_template()["Resources"]
+    made = {
+        name: subprocess.run(  # noqa: S603
+            ["make", "-n", "-o", ".venv/.installed", f"build-{name}", "ARTIFACTS_DIR=/tmp/artifact"],  # noqa: S607
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for name in (FUNCTION, "PreTrafficHook")
+    }
+    # THEN the hook's code is the function's artifact, built by the same command: the manifest it
+    # compares a new version's GET with is the one that version serves
+    for name in (FUNCTION, "PreTrafficHook"):
+        assert written[name]["Properties"]["CodeUri"] == "."
+        assert written[name]["Metadata"]["BuildMethod"] == "makefile"
+    assert made[FUNCTION] == made["PreTrafficHook"]
+    assert 'build-artifact "/tmp/artifact"' in made[FUNCTION]
+    # AND its handler is the runtime's hook, which the artifact holds
+    module, _, handler = written["PreTrafficHook"]["Properties"]["Handler"].rpartition(".")
+    assert callable(getattr(importlib.import_module(module), handler))
+    assert not module.startswith(tuple(f"median_lambda.{part.removesuffix('.py')}" for part in DEVELOPER_PARTS))
 
 
 def stage_rollout(config_env: str) -> Stack:
@@ -252,22 +295,29 @@ def test_all_at_once_is_the_default(stack: Stack) -> None:
     assert template_parameters()["DeploymentType"]["Default"] == "AllAtOnce"
 
 
-def test_snapstart_is_off_as_written(stack: Stack) -> None:
-    # GIVEN the template as it ships
+def test_snapstart_is_off_by_default_and_in_every_stage_as_shipped(stack: Stack) -> None:
+    # GIVEN the template's default, and each config-env of samconfig.toml as it ships
     # THEN no version is snapshotted, and the one alias serves them
     assert "SnapStart" not in function(stack)
     assert len(stack.of_type("AWS::Lambda::Alias")) == 1
+    for config_env in ("default", "staging", "production"):
+        assert "SnapStart" not in function(stage_rollout(config_env)), config_env
 
 
-def test_snapstart_switched_on_by_its_line_applies_to_published_versions() -> None:
-    # GIVEN SnapStart's switch flipped as its comment in the template says
-    stack = translated(edited(SNAPSTART_ON))
-    # THEN the function snapshots its published versions, the ones behind the one alias
+def test_a_stage_switches_snapstart_on_with_one_value_in_its_samconfig_section() -> None:
+    # GIVEN production's samconfig.toml section with EnableSnapStart=true added to its overrides, and
+    # staging's as it ships
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text(encoding="utf-8"))
+    production = parameter_overrides(config["production"]["deploy"]["parameters"])
+    stack = translated(**{**production, "EnableSnapStart": "true"})
+    # THEN production's function snapshots its published versions, the ones behind the one alias
     assert function(stack)["SnapStart"] == {"ApplyOn": "PublishedVersions"}
     assert len(stack.of_type("AWS::Lambda::Alias")) == 1
-    # AND the version says so, so the deploy that flips it publishes one to snapshot
+    # AND the version says so, so the deploy that switches it publishes one to snapshot
     (_, version) = stack.one_of_type("AWS::Lambda::Version")
     assert "snapstart:on" in stack.resolve(version["Properties"]["Description"])
+    # AND staging, deployed from the same template, does not
+    assert "SnapStart" not in function(stage_rollout("staging"))
 
 
 def test_reserved_concurrency_is_set_only_when_its_line_is_uncommented(stack: Stack) -> None:
@@ -310,13 +360,11 @@ def test_a_layer_arn_given_is_the_layer_used() -> None:
     assert function(stack)["Layers"] == [pinned]
 
 
-@pytest.mark.parametrize("without", ["ParametersSecretsExtensionLayerArn=none", "SnapStart switched on"])
+@pytest.mark.parametrize("without", ["ParametersSecretsExtensionLayerArn=none", "EnableSnapStart=true"])
 def test_without_the_extension_the_handler_is_not_switched_to_it(without: str) -> None:
     # GIVEN the extension switched off, or SnapStart on (a restored instance has no AWS_SESSION_TOKEN for it)
-    if without.startswith("SnapStart"):
-        stack = translated(edited(SNAPSTART_ON))
-    else:
-        stack = translated(ParametersSecretsExtensionLayerArn="none")
+    name, _, value = without.partition("=")
+    stack = translated(**{name: value})
     # THEN the function has no layer and none of the extension's variables: the handler reads with boto3
     assert function(stack)["Layers"] == []
     assert EXTENSION_PORT_ENV not in variables(stack)

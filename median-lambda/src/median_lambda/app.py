@@ -38,6 +38,7 @@ from median_lambda.runtime.observability import (
     invocation_started,
     record_no_tool_can_run,
     record_rejected_signature,
+    record_server_error,
     traced_handler,
 )
 from median_lambda.snapstart import register_hooks_under_snapstart
@@ -290,13 +291,19 @@ def _last_resort(error: Exception, context: LambdaContext | None) -> dict[str, A
 @traced_handler
 def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     invocation_started(context)  # every line it logs carries its request id
+    answer: dict[str, Any] | None = None
     try:
-        return _sendable(_serve(event, context), context)
+        answer = _sendable(_serve(event, context), context)
     except Exception as error:  # the last line of defence: Median gets JSON, never a Lambda error
-        return _last_resort(error, context)
+        answer = _last_resort(error, context)
     finally:
         time_limits.lift_all()  # none outlasts its invocation, whatever ended it
+        # Every 5XX counted here, in one place, whatever answered it (a tool's crash, the table failing
+        # before the tool, a 504, the last resort): the series a version's rollback alarm reads.
+        if answer is not None and answer["statusCode"] >= 500:
+            record_server_error()
         flush_metrics()
+    return answer
 
 
 # Last, once manifest_answer exists: the hooks are handed what they warm and what they forget, so

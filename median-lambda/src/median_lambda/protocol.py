@@ -89,6 +89,10 @@ SNAPSTART_INITIALIZATION = "snap-start"
 # An environment Lambda initialised ahead of any request: its first invocation is no cold start.
 PROVISIONED_INITIALIZATION = "provisioned-concurrency"
 
+# --- Versions (template.yaml) ---------------------------------------------------------------
+# The alias API Gateway calls, which CodeDeploy moves to each new version (AutoPublishAlias).
+LIVE_ALIAS = "live"
+
 # --- At most once per callId (Powertools Idempotency over DynamoDB) -------------
 # Unset (make serve, tests): idempotency is off and every call runs its tool.
 IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE"
@@ -126,6 +130,11 @@ METRICS_NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"
 METRICS_NAMESPACE = "MedianTools"  # when the environment names none (make serve, tests)
 # Tracing is on only where this is set to false (template.yaml: EnableTracing=true).
 TRACE_DISABLED_ENV = "POWERTOOLS_TRACE_DISABLED"
+# The version Lambda runs (its number; `$LATEST` for an unpublished function, and where nothing sets
+# it): the `function_version` dimension of the handler's metrics, which the rollback alarms read for
+# the version a deployment brings.
+FUNCTION_VERSION_ENV = "AWS_LAMBDA_FUNCTION_VERSION"
+UNPUBLISHED_VERSION = "$LATEST"
 
 # --- Manifest rules Median enforces at sync -------------------------------------
 MAX_TOOLS = 20

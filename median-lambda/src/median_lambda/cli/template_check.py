@@ -10,8 +10,8 @@ For each function that publishes versions behind an alias (AutoPublishAlias), it
   hash of the properties as written, with the parameter still a `!Ref`, so a changed value
   alone updates the function and publishes no version: `live` keeps the old configuration,
   and nothing says so. A parameter in VersionDescription replaces the version when it changes.
-  A switch is the same: a Condition written between two literals (SnapStartEnabled), flipped
-  by editing it, reaches the function through an `!If` that reads the same either way.
+  A switch is the same: a Condition written between two literals, flipped by editing it,
+  reaches the function through an `!If` that reads the same either way.
 - VersionDescription could exceed Lambda's 256 characters, counting each parameter at its
   longest allowed value (its AllowedValues, MaxLength, or MinValue/MaxValue). A parameter with
   none of them is unbounded: it is counted at its longest known value (its default, or a
@@ -98,7 +98,6 @@ WRITTEN_IN_THE_TEMPLATE = {
     "ApiLatencyP99ThresholdMs": "ApiLatencyAlarm's Threshold",
     "Api5xxRatePercentThreshold": "Api5xxRateAlarm's Threshold",
     "RejectedSignaturesThreshold": "RejectedSignaturesAlarm's Threshold",
-    "EnableSnapStart": "Conditions: SnapStartEnabled",
 }
 
 
@@ -376,7 +375,8 @@ def namespace_readers(template: Template, name: str, properties: dict[str, Any])
     for resource_name, resource in resources.items():
         if resource.get("Type") not in ("AWS::CloudWatch::Alarm", "AWS::CloudWatch::Dashboard"):
             continue
-        for read in _sub_variables(resource.get("Properties", {}), "Namespace"):
+        properties_read = resource.get("Properties", {})
+        for read in _sub_variables(properties_read, "Namespace") + _own_metric_namespaces(properties_read):
             if read != written:
                 problems.append(
                     Problem(
@@ -388,6 +388,21 @@ def namespace_readers(template: Template, name: str, properties: dict[str, Any])
                     )
                 )
     return problems
+
+
+def _own_metric_namespaces(value: Any) -> list[Any]:
+    """The namespace of each metric an alarm reads by name (a MetricStat's, or its own) that is not AWS's."""
+    if isinstance(value, list):
+        return [found for item in value for found in _own_metric_namespaces(item)]
+    if not isinstance(value, dict):
+        return []
+    found = []
+    for key, item in value.items():
+        if key == "Namespace" and not (isinstance(item, str) and item.startswith("AWS/")):
+            found.append(item)
+        elif key != "Fn::Sub":
+            found += _own_metric_namespaces(item)
+    return found
 
 
 def _sub_variables(value: Any, variable: str) -> list[Any]:

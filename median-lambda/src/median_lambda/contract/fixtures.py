@@ -200,7 +200,7 @@ CHECKED = {
     "test_post.py": "POST's refusals: 400, 404, 413, and 422 naming the field, for each of your tools",
     "test_idempotency.py": "a retried callId answered from the idempotency table, a reused one refused",
     "test_artifact.py": "the build: handler/, your tools, median-lambda's runtime, the manifest, nothing local",
-    "test_permissions_boundary.py": "the pipeline's permissions boundary holds every right your function's role has",
+    "test_permissions_boundary.py": "the pipeline's permissions boundary holds every right your stack's roles have",
     "test_pipeline_role.py": "the pipeline's roles may deploy every resource your template declares, and no more",
     "test_iam_patterns_own_stack.py": "every IAM pattern reaches your stack's own resources, and no neighbour stack's",
 }

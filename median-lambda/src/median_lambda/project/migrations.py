@@ -29,6 +29,16 @@ wants them; nothing else in them changes), where the project's venv has it, with
 settings, or the template's (120 columns) while pyproject.toml holds a conflict the merge left;
 where it has no ruff, it says to run `make format` once the venv is made.
 
+SnapStart as a stage's parameter (due where template.yaml holds the conflict below, after the guard has
+put back what the merge lost): up to 3.0.0, a project switched SnapStart on by editing one line of template.yaml,
+`SnapStartEnabled: !Equals ["on", "on"]`, for every stack it deploys; the next version makes it
+the parameter EnableSnapStart, which each stage sets in samconfig.toml, and rewrites that line,
+so the merge leaves the two between conflict markers. Where the user's side of that conflict is
+the 3.0.0 lines with that one edit and nothing else, this takes the new version's lines, and
+adds `EnableSnapStart=true` to the `parameter_overrides` of each of samconfig.toml's deploy
+sections (`make deploy`'s and each stage's, as the edit switched it on for all), naming each.
+Any other conflict there is left for the user, as the CHANGELOG says.
+
 Standard library only: it runs in Copier's interpreter, before the project's venv has the new version.
 """
 
@@ -264,9 +274,93 @@ def to_3_0_0_sorted(root: Path = ROOT) -> list[str]:
     return said
 
 
+# template.yaml's SnapStart switch as 3.0.0 wrote it, switched on by its one line, and the line as the user edits it.
+SNAPSTART_SWITCH_3_0_0 = """\
+  # Lambda SnapStart: new instances resume from a snapshot taken when a version is published,
+  # instead of starting Python (the performance guide). Off, as written: billed for the snapshot's
+  # cache and per restore; not in every region; not with provisioned concurrency, EFS, or more
+  # than 512 MB of ephemeral storage. To switch it on, make this one line read
+  #   SnapStartEnabled: !Equals ["on", "on"]
+  # The function then snapshots its published versions and leaves the extension out (below),
+  # and VersionDescription says so, which publishes a new version at the next deploy.
+  SnapStartEnabled: !Equals ["off", "on"]
+"""
+SWITCHED_OFF = '  SnapStartEnabled: !Equals ["off", "on"]\n'
+SWITCHED_ON = '  SnapStartEnabled: !Equals ["on", "on"]\n'
+AS_A_PARAMETER = "SnapStartEnabled: !Equals [!Ref EnableSnapStart,"
+SNAPSTART_ON = "EnableSnapStart=true"
+# What `copier update --conflict inline` leaves around a change it could not merge: the user's side, then the
+# new version's.
+_CONFLICT = re.compile(
+    r"^<<<<<<< before updating\n(?P<yours>.*?)^=======\n(?P<theirs>.*?)^>>>>>>> after updating\n",
+    re.MULTILINE | re.DOTALL,
+)
+_DEPLOY_SECTION = re.compile(r"^\[(?P<environment>[^.\]]+)\.deploy\.parameters\]\s*$")
+_OVERRIDES = re.compile(r'^(?P<head>parameter_overrides\s*=\s*")(?P<values>.*)"\s*$')
+
+
+def _snapstart_switch_conflicts(text: str) -> list[re.Match[str]]:
+    """The conflicts of template.yaml whose user's side is the 3.0.0 SnapStart switch, turned on, and nothing else."""
+    return [
+        found
+        for found in _CONFLICT.finditer(text)
+        if SWITCHED_ON in (yours := found["yours"].splitlines(keepends=True))
+        and "".join(SWITCHED_OFF if line == SWITCHED_ON else line for line in yours) == SNAPSTART_SWITCH_3_0_0
+        and AS_A_PARAMETER in found["theirs"]
+    ]
+
+
+def holds_the_snapstart_switch_conflict(root: Path = ROOT) -> bool:
+    """Whether the merge left template.yaml's 3.0.0 SnapStart switch, turned on, in conflict with the parameter."""
+    template = root / "template.yaml"
+    return template.is_file() and bool(_snapstart_switch_conflicts(template.read_text(encoding="utf-8")))
+
+
+def snapstart_as_a_parameter(root: Path = ROOT) -> list[str]:
+    """The 3.0.0 SnapStart switch turned on, merged into EnableSnapStart=true for every deploy; the lines said."""
+    template = root / "template.yaml"
+    text = template.read_text(encoding="utf-8") if template.is_file() else ""
+    resolved = _snapstart_switch_conflicts(text)
+    if not resolved:
+        return []
+    (found,) = resolved
+    text = text[: found.start()] + found["theirs"] + text[found.end() :]
+    template.write_text(text, encoding="utf-8")
+    if _CONFLICT.search(text) is None:
+        # Copier recorded the file as unmerged in git's index: it is merged now, and left unstaged like the rest.
+        for arguments in (("add", "--", template.name), ("reset", "--quiet", "--", template.name)):
+            subprocess.run(["git", *arguments], cwd=root, check=True, capture_output=True)  # noqa: S603, S607
+    switched = _switch_on_in_every_deploy(root / "samconfig.toml")
+    return [
+        "template.yaml: SnapStart, switched on by its line, is the parameter EnableSnapStart now; "
+        f"{SNAPSTART_ON} added to samconfig.toml's {', '.join(f'[{name}.deploy.parameters]' for name in switched)}"
+    ]
+
+
+def _switch_on_in_every_deploy(samconfig: Path) -> list[str]:
+    """EnableSnapStart=true appended to each deploy section's parameter_overrides; the sections' config-envs."""
+    if not samconfig.is_file():
+        return []
+    lines = samconfig.read_text(encoding="utf-8").splitlines(keepends=True)
+    section, switched = None, []
+    for at, line in enumerate(lines):
+        header = _DEPLOY_SECTION.match(line)
+        if line.startswith("["):
+            section = header["environment"] if header else None
+            continue
+        overrides = _OVERRIDES.match(line.rstrip("\n"))
+        if section is not None and overrides is not None and SNAPSTART_ON.split("=")[0] not in overrides["values"]:
+            values = f"{overrides['values']} {SNAPSTART_ON}".strip()
+            lines[at] = f'{overrides["head"]}{values}"\n'
+            switched.append(section)
+    samconfig.write_text("".join(lines), encoding="utf-8")
+    return switched
+
+
 # Each version's migration, oldest first, with what says a project needs it.
 MIGRATIONS: tuple[tuple[str, Callable[[Path], bool], Callable[[Path], list[str]]], ...] = (
     ("3.0.0", was_2x, to_3_0_0_sorted),
+    ("3.1.0", holds_the_snapstart_switch_conflict, snapstart_as_a_parameter),
 )
 
 

@@ -11,12 +11,17 @@ puts on it (`function_request_id`, `cold_start`, `function_name`, `function_memo
 `function_arn`), a tool's own `Logger()` lines included; lines logged before the first carry none.
 
 Metrics (CloudWatch EMF, namespace from POWERTOOLS_METRICS_NAMESPACE), one line per
-invocation (the one Powertools' `flush_metrics` prints), dimensions `service` and either `tool`
-or `cause`:
+invocation (the one Powertools' `flush_metrics` prints), dimensions `service`, `function_version`
+(the version Lambda runs, AWS_LAMBDA_FUNCTION_VERSION: a canary's series apart from the old
+version's) and either `tool` or `cause`:
   ToolCalls, ToolErrors, ToolCrashes, ToolTimeouts, ToolDuration (ms)   per tool that ran
   ToolCrashes                                     under `(every tool)`: a request no tool could serve
   ReplayedCalls                                   per tool, answered from its callId record
   RejectedSignatures                              per cause: missing, malformed, stale, mismatch
+and, each on a line of its own:
+  ServerErrors                                    `service` and `function_version`, once per answer of
+                                                  status 500 or more, whatever made it: what the
+                                                  rollback alarm on a version's 5XX rate reads
   TimeLimitsDegraded                              `service` alone, once per container where something
                                                   else owns SIGALRM (handler/runtime/time_limits.py)
 and, once per container that was a cold start, Powertools' own `ColdStart` (dimensions
@@ -37,10 +42,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from typing import TYPE_CHECKING, Any, cast
 
 from median_lambda.protocol import (
+    FUNCTION_VERSION_ENV,
     INITIALIZATION_TYPE_ENV,
     METRICS_NAMESPACE,
     METRICS_NAMESPACE_ENV,
@@ -48,6 +54,7 @@ from median_lambda.protocol import (
     SERVICE_NAME,
     SERVICE_NAME_ENV,
     TRACE_DISABLED_ENV,
+    UNPUBLISHED_VERSION,
 )
 from median_lambda.runtime.env import library_version
 
@@ -67,6 +74,11 @@ _created_logger: Logger | None = None
 def service_name() -> str:
     """POWERTOOLS_SERVICE_NAME, as Powertools reads it; median-tools where nothing sets it (make serve)."""
     return os.environ.get(SERVICE_NAME_ENV, "").strip() or SERVICE_NAME
+
+
+def function_version() -> str:
+    """The version of the function this container runs, as Lambda numbers it; `$LATEST` where none is published."""
+    return os.environ.get(FUNCTION_VERSION_ENV, "").strip() or UNPUBLISHED_VERSION
 
 
 def _logger() -> Logger:
@@ -158,7 +170,12 @@ class Metric:
     TOOL_DURATION = "ToolDuration"
     REPLAYED_CALLS = "ReplayedCalls"
     REJECTED_SIGNATURES = "RejectedSignatures"
+    SERVER_ERRORS = "ServerErrors"  # any answer of status 500 or more
     TIME_LIMITS_DEGRADED = "TimeLimitsDegraded"
+
+
+# The dimension every metric of an invocation carries, and ServerErrors' line: which version answered.
+VERSION_DIMENSION = "function_version"
 
 
 # Built on the first metric, like the Logger on the first log line: a served GET records none.
@@ -184,6 +201,8 @@ def _get_metrics() -> Metrics:
         _count, _milliseconds = MetricUnit.Count, MetricUnit.Milliseconds
         namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
         _metrics = Metrics(namespace=namespace, service=service_name())
+        # A container runs one version all its life: each of its metric sets carries it.
+        _metrics.set_default_dimensions(**{VERSION_DIMENSION: function_version()})
         _emf_on = not is_metrics_disabled()
     return _metrics
 
@@ -229,6 +248,32 @@ def record_replay(tool: str) -> None:
 
 def record_rejected_signature(cause: str) -> None:
     _recorder("cause", cause).add_metric(name=Metric.REJECTED_SIGNATURES, unit=_count, value=1.0)
+
+
+def record_server_error() -> None:
+    """An answer of status 500 or more: ServerErrors, by `service` and `function_version` only, printed at once.
+
+    On a line of its own, whatever the invocation's own metric set holds (a `tool`, or no dimension at
+    all for the handler's last-resort 500), so that every 5XX lands in the one series the rollback
+    alarm divides by the version's invocations (template.yaml's Api5xxRateAlarm). Never raises:
+    counting must not cost the answer.
+    """
+    try:
+        from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+        namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
+        with single_metric(
+            name=Metric.SERVER_ERRORS,
+            unit=MetricUnit.Count,
+            value=1.0,
+            namespace=namespace,
+            default_dimensions={"service": service_name(), VERSION_DIMENSION: function_version()},
+        ):
+            pass
+    except Exception as error:
+        # Nor the saying so: a container with no file descriptor left cannot import the Logger either.
+        with suppress(Exception):
+            _logger().warning("A 5XX answer was not counted", extra={"error_type": type(error).__name__})
 
 
 def record_time_limits_degraded() -> None:

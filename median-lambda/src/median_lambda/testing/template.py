@@ -170,8 +170,14 @@ def _translate_cached(source: str, parameters: tuple[tuple[str, Any], ...], code
     from samtranslator.translator.translator import Translator
 
     template = json.loads(source)
-    # `sam deploy` uploads CodeUri and puts its S3 location here before the transform runs.
-    template["Resources"]["MedianToolsFunction"]["Properties"]["CodeUri"] = code_uri
+    # `sam deploy` uploads each function's CodeUri and puts its S3 location there before the transform
+    # runs: the tools function's and the PreTraffic hook's are the one build.
+    for resource in template["Resources"].values():
+        properties = resource.get("Properties", {})
+        if resource.get("Type") == "AWS::Serverless::Function" and not str(properties.get("CodeUri", "")).startswith(
+            "s3://"
+        ):
+            properties["CodeUri"] = code_uri
     # A session only to tell the translator the region: it makes no call.
     translator = Translator(None, Parser(), boto_session=boto3.session.Session(region_name=REGION))
     output: dict[str, Any] = translator.translate(template, dict(parameters), get_managed_policy_map=dict)
