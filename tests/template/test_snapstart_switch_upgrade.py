@@ -6,7 +6,8 @@ between conflict markers. The upgrade's migration (median_lambda.project.migrati
 snapstart_as_a_parameter, which the upgrade guard runs after the merge) turns that edit into
 `EnableSnapStart=true` in each deploy of samconfig.toml, and a project that never switched it on
 gets no conflict and no such value. A line of the user's beside it (an alarm email in production's
-overrides) is kept.
+overrides) is kept, as are the user's edits at the ends of .gitignore, pyproject.toml and the README,
+beside which no later version may add its own lines (its `yours` blocks included).
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ SWITCH_OFF = 'SnapStartEnabled: !Equals ["off", "on"]'
 SWITCH_ON = 'SnapStartEnabled: !Equals ["on", "on"]'
 PRODUCTION = 'Stage=production DeploymentType=Canary10Percent10Minutes"'
 WITH_AN_EMAIL = 'Stage=production DeploymentType=Canary10Percent10Minutes AlarmEmail=oncall@example.com"'
+# What a user of 3.0.0 edits where the docs send them, at the files' ends, where later versions add lines too:
+# (the text as 3.0.0 wrote it, the text as the user left it).
+ORDINARY_EDITS = {
+    ".gitignore": ("/tools/*settings.local.toml*\n", "/tools/*settings.local.toml*\n/notes/\n"),
+    "pyproject.toml": ("include = []\n", 'include = ["tools/data/*.json"]\n'),
+    "README.md": ("| [layout](", "| [runbook](docs/runbook.md) | what the on-call engineer does |\n| [layout]("),
+}
 
 
 @pytest.fixture(scope="module", params=["switched on", "as shipped"])
@@ -42,8 +50,12 @@ def upgraded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         (project / "template.yaml").write_text(text.replace(SWITCH_OFF, SWITCH_ON), encoding="utf-8")
     samconfig = (project / "samconfig.toml").read_text(encoding="utf-8")
     (project / "samconfig.toml").write_text(samconfig.replace(PRODUCTION, WITH_AN_EMAIL), encoding="utf-8")
+    for name, (where, edit) in ORDINARY_EDITS.items():
+        text = (project / name).read_text(encoding="utf-8")
+        assert text.count(where) == 1, f"{name}: 3.0.0's file has {where!r} once"
+        (project / name).write_text(text.replace(where, edit), encoding="utf-8")
     git(project, "init", "--quiet")
-    commit_all(project, f"copier copy, SnapStart {request.param}, an alarm email")
+    commit_all(project, f"copier copy, SnapStart {request.param}, an alarm email, edits at the files' ends")
     copier(project, "update", "--vcs-ref", "HEAD", "--conflict", "inline")
     return str(request.param), project, template
 
@@ -70,3 +82,17 @@ def test_snapstart_stays_as_the_project_had_it_in_every_deploy(upgraded: tuple[s
     assert {name: values.get("EnableSnapStart") for name, values in deploys.items()} == dict.fromkeys(deploys, expected)
     # AND the user's own value beside it is kept
     assert deploys["production"]["AlarmEmail"] == "oncall@example.com"
+
+
+@pytest.mark.parametrize("name", sorted(ORDINARY_EDITS))
+def test_a_users_edits_at_a_files_end_merge_with_what_the_version_adds(
+    upgraded: tuple[str, Path, Path], name: str
+) -> None:
+    # GIVEN the project after the upgrade, edited by its user where 3.0.0's files end
+    _, project, _ = upgraded
+    _, edit = ORDINARY_EDITS[name]
+    # THEN the file merged without a conflict, the user's edit in it
+    assert git(project, "ls-files", "--unmerged", "--", name) == ""
+    text = (project / name).read_text(encoding="utf-8")
+    assert "<<<<<<<" not in text and ">>>>>>>" not in text
+    assert edit in text

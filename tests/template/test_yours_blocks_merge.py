@@ -34,7 +34,7 @@ USERS = {
     "README.md": ("<!-- <<< yours: notes -->", "## Runbook\n\nPage the on-call engineer.\n"),
 }
 # What a later version of the template changes, in the file Copier renders each from: the line right before each
-# block's opening line.
+# block's opening line, or right after its closing line.
 TEMPLATES = {
     "template.yaml": (
         "    ConstraintDescription: empty, or a managed policy's name (not its ARN).\n",
@@ -44,12 +44,16 @@ TEMPLATES = {
         '            Action: cloudwatch:DescribeAlarms\n            Resource: "*"\n',
         '            Action: cloudwatch:DescribeAlarms\n            Resource: ["*"]\n',
     ),
-    "samconfig.toml.jinja": ("{%- endfor %}\n\n", "{%- endfor %}\n\n# The pipeline's stages end here.\n"),
-    "pyproject.toml.jinja": ("include = []\n", "include = []  # globs, as the configuration guide shows\n"),
-    ".gitignore.jinja": ("/tools/*settings.local.toml*\n", "/tools/*settings.local*.toml*\n"),
+    "samconfig.toml.jinja": ("version = 0.1\n\n", "version = 0.1  # the file's format\n\n"),
+    "pyproject.toml.jinja": (
+        "#                            parts (tests, make serve, the CLI), the linters, uv\n",
+        "#                            parts (tests, make serve, the CLI), the linters and uv\n",
+    ),
+    # The block opens the file: the line right after it changes.
+    ".gitignore.jinja": (".venv\n__pycache__/\n", ".venv/\n__pycache__/\n"),
     "README.md.jinja": (
-        "| find your way around this project, and median-lambda's own rooms |\n",
-        "| find your way around this project and median-lambda's rooms |\n",
+        "| `.copier-answers.yml` | Copier's | rewrites it: never edit it |\n",
+        "| `.copier-answers.yml` | Copier's | rewrites it; never edit it by hand |\n",
     ),
 }
 
@@ -84,8 +88,10 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     commit_all(project, "copier copy, and a table of the company's")
     for name, (before, after) in TEMPLATES.items():
         text = (template / name).read_text(encoding="utf-8")
-        following = text[text.index(before) + len(before) :]
-        assert ">>> yours:" in following.lstrip().splitlines()[0], f"{name}: the change is not right beside the block"
+        following = text[text.index(before) + len(before) :].lstrip().splitlines()
+        preceding = text[: text.index(before)].rstrip().splitlines()
+        beside = ">>> yours:" in following[0] or bool(preceding and "<<< yours:" in preceding[-1])
+        assert beside, f"{name}: the change is not right beside the block"
         (template / name).write_text(text.replace(before, after), encoding="utf-8")
     commit_all(template, "A later version: the lines beside the yours blocks change")
     copier(project, "update", "--vcs-ref", "HEAD")
