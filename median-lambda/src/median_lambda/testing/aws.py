@@ -118,8 +118,19 @@ class MedianAWS:
 @functools.cache
 def _client(endpoint: str, region: str, service: str) -> Any:
     import boto3
+    from botocore.credentials import EnvProvider
 
-    return boto3.client(service, endpoint_url=endpoint, region_name=region)  # type: ignore[call-overload]
+    # The credential the fixture put in the environment (the run's, which moto's server answers alone), in a
+    # session of its own: boto3's default one keeps whatever credential it first read, maybe another test's.
+    credentials = EnvProvider().load()
+    if credentials is None:
+        raise RuntimeError("median_aws signs with the credential in the environment, and there is none")
+    session = boto3.session.Session(
+        aws_access_key_id=credentials.access_key,
+        aws_secret_access_key=credentials.secret_key,
+        region_name=region,
+    )
+    return session.client(service, endpoint_url=endpoint)  # type: ignore[call-overload]
 
 
 def forget_what_a_container_keeps() -> None:

@@ -128,25 +128,30 @@ def run_credentials() -> LocalCredentials:
 
 
 def aws_environment(
-    endpoint: str, region: str, current: Iterable[str] = (), credentials: LocalCredentials | None = None
+    endpoint: str | None,
+    region: str,
+    current: Iterable[str] = (),
+    credentials: LocalCredentials | None = None,
 ) -> tuple[dict[str, str], list[str]]:
     """The variables that point every boto3 client at `endpoint` and nowhere else: (to set, to unset).
 
     `current` is the names the environment holds now, so a service's own endpoint variable is unset too.
     The run's credential (`credentials`, this process's by default) comes first in boto3's chain,
     and its config and credentials files are none, so a developer's profile, keys, SSO session or
-    `endpoint_url` in ~/.aws never applies.
+    `endpoint_url` in ~/.aws never applies. With no `endpoint`, none is named either: clients go to
+    AWS's own addresses, where a test's guard (median_lambda/testing/no_aws.py) or moto's `mock_aws` answers them.
     """
     to_set = {
         **(credentials or run_credentials()).environment(),
-        "AWS_ENDPOINT_URL": endpoint,
         "AWS_DEFAULT_REGION": region,
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
         "AWS_EC2_METADATA_DISABLED": "true",
     }
     services = [name for name in current if name.startswith(SERVICE_ENDPOINT_PREFIX)]
-    return to_set, [*_REAL_ACCOUNT_VARIABLES, *services]
+    if endpoint is None:
+        return to_set, [*_REAL_ACCOUNT_VARIABLES, "AWS_ENDPOINT_URL", *services]
+    return {**to_set, "AWS_ENDPOINT_URL": endpoint}, [*_REAL_ACCOUNT_VARIABLES, *services]
 
 
 class LoopbackOnly:
