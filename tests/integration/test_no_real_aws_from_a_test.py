@@ -97,12 +97,12 @@ def test_median_aws_still_answers(median_aws):
 TESTS = 5
 
 # A client made before moto is imported: its session has no handler of moto's, so mock_aws cannot answer it.
-CONFTEST_BEFORE_MOTO = '''
+CONFTEST_BEFORE_MOTO = """
 import boto3
 
 ORDERS = boto3.client("dynamodb")
-'''
-TEST_BEFORE_MOTO = '''
+"""
+TEST_BEFORE_MOTO = """
 import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
@@ -115,14 +115,14 @@ def test_a_client_made_before_moto_is_refused_saying_why():
     with pytest.raises(ClientError) as refused:
         ORDERS.list_tables()
     assert "made before moto was imported" in str(refused.value)
-'''
+"""
 
 # A plugin loaded before median-lambda's (-p comes first): the client it makes as it is imported has no guard.
-EARLY_PLUGIN = '''
+EARLY_PLUGIN = """
 import boto3
 
 REPORTS = boto3.client("s3")
-'''
+"""
 
 
 class _Proxy(http.server.BaseHTTPRequestHandler):
@@ -189,9 +189,7 @@ def run(project: ProjectCopy, internet: list[str], home: Path, *arguments: str) 
     return finished.returncode, finished.stdout + finished.stderr, internet[before:]
 
 
-def test_no_test_reaches_real_aws_and_motos_decorator_answers(
-    tmp_path: Path, internet: list[str], home: Path
-) -> None:
+def test_no_test_reaches_real_aws_and_motos_decorator_answers(tmp_path: Path, internet: list[str], home: Path) -> None:
     # GIVEN a user's conftest that makes a boto3 client as it is imported, and tests that call it, and moto's own
     # decorator, in a developer's shell with a real account's keys and a way out to the internet
     project = users_project(tmp_path / "project", USERS_CONFTEST, USERS_TESTS)
@@ -243,4 +241,3 @@ def test_a_client_made_before_the_plugin_loaded_stops_the_run_naming_it(
     assert "Make them in a fixture or a test" in said
     assert "passed" not in said
     assert asked == []
-

@@ -30,7 +30,7 @@ class Note(BaseModel):
 # The diagnostics run every check registered in CHECKS; other modules add theirs as they are imported.
 HEALTH = (
     HEADER
-    + '''
+    + """
 CHECKS = []
 SETTINGS = type("Settings", (), {})()
 
@@ -38,7 +38,7 @@ SETTINGS = type("Settings", (), {})()
 @diagnostics
 def health() -> dict:
     return {name: check() for name, check in CHECKS}
-'''
+"""
 )
 ORDERS_ADDS_A_CHECK = (
     HEADER

@@ -138,7 +138,8 @@ def _tools_as_registered(names: list[str]) -> dict[str, Any]:
         found = registry.find(name)
         if found is not None:
             try:
-                schema = json.dumps(found.input_model.model_json_schema(by_alias=True, mode="validation"), sort_keys=True)
+                model = found.input_model.model_json_schema(by_alias=True, mode="validation")
+                schema = json.dumps(model, sort_keys=True)
             except Exception as error:  # a model another module must finish (model_rebuild): a change once it does
                 schema = f"no schema: {type(error).__name__}"
             described[name] = [found.description, found.risk, schema]
