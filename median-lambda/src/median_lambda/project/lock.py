@@ -113,7 +113,11 @@ def install_locked_library(target: Path, project: Path = ROOT) -> LockedLibrary:
     target.mkdir(parents=True, exist_ok=True)
     requirements = target.parent / f"{target.name}-requirements.txt"
     requirements.write_text(locked_library_requirement(project), encoding="utf-8")
-    options = ["--require-hashes"] if library.kind == "registry" else []
+    options = []
+    if library.kind == "registry":
+        # The index the lock took it from (a company's, say), not whichever this machine would ask.
+        index = library.source["registry"]
+        options += ["--require-hashes", "--index-url", index] if "://" in index else ["--find-links", index]
     if library.kind in _FOLDER_SOURCES:
         # uv keys a folder's built wheel on its pyproject.toml, not its modules: built anew, never a stale one.
         options += ["--refresh-package", LIBRARY]
