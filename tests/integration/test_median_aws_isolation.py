@@ -144,8 +144,9 @@ def test_in_this_process_too_a_test_without_the_fixture_reaches_no_aws() -> None
     # WHEN it calls AWS
     with pytest.raises(ClientError) as refused:
         boto3.client("secretsmanager").get_secret_value(SecretId="median/any")
-    # THEN the call is refused at once, naming it and the fix
+    # THEN the call is refused at once, naming it and the fix (whether an earlier test of this run left boto3
+    # pointed at median_aws's moto, which answers only the tests that ask, or at AWS itself)
     assert refused.value.response["Error"]["Code"] == ERROR_CODE
     message = refused.value.response["Error"]["Message"]
-    assert "secrets-manager GetSecretValue to https://secretsmanager.us-east-1.amazonaws.com/" in message
+    assert message.startswith("median-lambda refused secrets-manager GetSecretValue to ")
     assert "median_aws fixture" in message

@@ -43,7 +43,9 @@ class MedianAWS:
         self._environment = environment
 
     def client(self, service: str) -> Any:
-        """A boto3 client for `service`, on moto's server, for the test's own setup and checks.
+        """A boto3 client for `service`, on moto's server, for the test's own setup and checks, signed with the
+        run's credential whatever the environment holds: `MedianAWS(median_aws_endpoint).client(...)` serves a
+        fixture of wider scope too.
 
         Made once per server, region and service, and shared by the tests of a run: making one costs
         ~25 ms (botocore reads the service's model anew for each), a suite's whole second over a few
@@ -118,16 +120,15 @@ class MedianAWS:
 @functools.cache
 def _client(endpoint: str, region: str, service: str) -> Any:
     import boto3
-    from botocore.credentials import EnvProvider
 
-    # The credential the fixture put in the environment (the run's, which moto's server answers alone), in a
-    # session of its own: boto3's default one keeps whatever credential it first read, maybe another test's.
-    credentials = EnvProvider().load()
-    if credentials is None:
-        raise RuntimeError("median_aws signs with the credential in the environment, and there is none")
+    from median_lambda.testing.no_aws import run_credentials
+
+    # The run's credential, which moto's server answers alone, in a session of its own: whatever the environment
+    # holds (a conftest's fake keys), and whatever boto3's default session first read (another test's).
+    credentials = run_credentials()
     session = boto3.session.Session(
-        aws_access_key_id=credentials.access_key,
-        aws_secret_access_key=credentials.secret_key,
+        aws_access_key_id=credentials.access_key_id,
+        aws_secret_access_key=credentials.secret_access_key,
         region_name=region,
     )
     return session.client(service, endpoint_url=endpoint)  # type: ignore[call-overload]

@@ -25,9 +25,12 @@ session or resource a module holds): the plugin stops the run before any conftes
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
+import secrets
 import sys
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
@@ -57,6 +60,32 @@ _NOT_ASKED = (
 # "asked": whether the test running now may reach the fixture's servers ("servers": their host:port); True
 # outside a test's body, where fixtures of any scope set up and tear down.
 _state: dict[str, Any] = {"guarded": False, "made_before": [], "servers": set(), "asked": True}
+
+
+@dataclass(frozen=True)
+class LocalCredentials:
+    """The credential a local moto server answers to: made at random for a run, known only to its processes.
+    Nobody's account's: the test run signs with it, so neither a client a conftest makes nor any other carries
+    the developer's."""
+
+    access_key_id: str
+    secret_access_key: str = field(repr=False)
+
+    @classmethod
+    def generate(cls) -> LocalCredentials:
+        # An access key id as AWS shapes one (20 upper-case characters), never a real account's (AKIA/ASIA).
+        return cls(f"LOCAL{secrets.token_hex(8).upper()[:15]}", secrets.token_urlsafe(32))
+
+    def environment(self) -> dict[str, str]:
+        """The variables boto3 reads it from, first in its chain."""
+        return {"AWS_ACCESS_KEY_ID": self.access_key_id, "AWS_SECRET_ACCESS_KEY": self.secret_access_key}
+
+
+@functools.cache
+def run_credentials() -> LocalCredentials:
+    """This process's credential for the moto servers it starts, made once: the test session's clients
+    and `make serve`'s tools sign with it, and a process they start inherits it with their environment."""
+    return LocalCredentials.generate()
 
 
 class _Body:

@@ -93,6 +93,10 @@ def point_boto3_at(endpoint: str | None, environment: pytest.MonkeyPatch) -> Non
     from median_lambda.testing.moto_server import aws_environment
 
     to_set, to_unset = aws_environment(endpoint, MedianAWS.REGION, current=list(os.environ))
+    if endpoint is not None:
+        from median_lambda.testing.no_aws import running_test_asked
+
+        running_test_asked(True)  # a fixture the test asked for as it runs (request.getfixturevalue)
     for name in to_unset:
         environment.delenv(name, raising=False)
     for name, value in to_set.items():
