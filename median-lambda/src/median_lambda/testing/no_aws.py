@@ -14,9 +14,9 @@ whose code is `UseTheMedianAwsFixture` and whose message names the service, the 
 and it never retries one.
 
 The `median_aws` fixture's moto server is on this machine, and answers only the test that asked
-for it: while the body of a test that did not (neither `median_aws` nor `median_aws_endpoint`)
-runs, a request to it is refused too, so a test never passes on an earlier test's tables, however
-an environment variable pointing at it was left behind.
+for it: while a test that did not (neither `median_aws` nor `median_aws_endpoint`, among its
+fixtures or pulled in as it runs) sets up and runs, a request to it is refused too, so a test never
+passes on an earlier test's tables, however an environment variable pointing at it was left behind.
 
 A session made before the plugin loaded does not hold the handler, and neither does any client it
 made. `made_before_the_guard` names what can be found of them (boto3's default session, a client,
@@ -58,7 +58,7 @@ _NOT_ASKED = (
     "median_aws to the test's parameters (docs/your-own-systems.md, 'Test each')"
 )
 # "asked": whether the test running now may reach the fixture's servers ("servers": their host:port); True
-# outside a test's body, where fixtures of any scope set up and tear down.
+# between tests and while one tears down, where fixtures of any scope finish.
 _state: dict[str, Any] = {"guarded": False, "made_before": [], "servers": set(), "asked": True}
 
 
@@ -200,7 +200,7 @@ def answers_only_who_asks(endpoint: str) -> None:
 
 
 def running_test_asked(asked: bool) -> None:
-    """Whether the test whose body runs now asked for `median_aws` (True again once it has run)."""
+    """Whether the test now setting up or running asked for `median_aws` (True again as it tears down)."""
     _state["asked"] = asked
 
 

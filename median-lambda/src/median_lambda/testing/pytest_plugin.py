@@ -133,17 +133,22 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.stash[_SESSION_ENVIRONMENT].undo()
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """While a test's body runs, the fixture's moto server answers it only if it asked for the fixture."""
-    if not ACTIVE:
-        return (yield)
-    from median_lambda.testing.no_aws import running_test_asked
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """From a test's setup to its teardown, the fixture's moto server answers it only if it asks for the fixture:
+    among its fixtures, or pulled in as it runs (request.getfixturevalue: point_boto3_at says so then)."""
+    if ACTIVE:
+        from median_lambda.testing.no_aws import running_test_asked
 
-    running_test_asked("median_aws_endpoint" in getattr(item, "fixturenames", ()))
-    try:
-        return (yield)
-    finally:
+        running_test_asked("median_aws_endpoint" in getattr(item, "fixturenames", ()))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Fixtures of any scope tear down as they set up: with their server."""
+    if ACTIVE:
+        from median_lambda.testing.no_aws import running_test_asked
+
         running_test_asked(True)
 
 
