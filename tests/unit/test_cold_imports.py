@@ -213,6 +213,50 @@ def test_a_tool_whose_input_model_another_module_finishes_is_named(tmp_path: Pat
     )
 
 
+# A module whose second tool is registered only when another module has switched it on: the build, importing every
+# module (a_setup.py first, by name), recorded both as orders.py's.
+FLAGS = """
+HISTORY = False
+"""
+A_SETUP = """
+from tools import flags
+
+flags.HISTORY = True
+"""
+ORDERS_WITH_A_SWITCHED_TOOL = (
+    HEADER
+    + '''
+from tools import flags
+
+
+@tool(risk="low")
+def order_status(args: Note) -> dict:
+    """Where an order is."""
+    return {"status": "shipped"}
+
+
+if flags.HISTORY:
+
+    @tool(risk="low")
+    def order_history(args: Note) -> dict:
+        """What an order went through."""
+        return {"events": []}
+'''
+)
+
+
+def test_a_tool_its_module_registers_only_after_another_module_is_named(tmp_path: Path) -> None:
+    # GIVEN orders.py registering orderHistory only once a_setup.py has switched it on, as the build's import did
+    modules = {"flags": FLAGS, "a_setup": A_SETUP, "orders": ORDERS_WITH_A_SWITCHED_TOOL}
+    built = artifact(tmp_path, modules, {"orderStatus": "tools.orders", "orderHistory": "tools.orders"}, None)
+    # WHEN each recorded module is imported alone
+    # THEN the tool a deployed call of it would not find is named, with where it must be registered
+    assert cold_import_problems(built) == [
+        "tools/orders.py: imported alone, as a call of each of its tools does deployed, it does not register "
+        "orderHistory, which it holds once every module of tools/ is imported: register it there"
+    ]
+
+
 def test_nothing_recorded_runs_nothing(tmp_path: Path) -> None:
     # GIVEN a build that recorded no tool and no diagnostics
     built = artifact(tmp_path, {}, {}, None)

@@ -47,12 +47,12 @@ def cold_import_problems(artifact: Path) -> list[str]:
 
     recorded = json.loads((artifact / "median_lambda" / PREBUILT_TOOL_MODULES_FILE).read_text(encoding="utf-8"))
     package = str(recorded["package"])
-    # One process for each module: the first of its tools by name, or None for the diagnostics.
-    calls: dict[str, str | None] = {}
+    # One process for each module: what the build recorded it holds, its tools by name (and "" for the diagnostics).
+    calls: dict[str, list[str]] = {}
     for tool, module in sorted(recorded["tools"].items()):
-        calls.setdefault(module, tool)
+        calls.setdefault(module, []).append(tool)
     if recorded.get("diagnostics"):
-        calls.setdefault(recorded["diagnostics"], None)
+        calls.setdefault(recorded["diagnostics"], []).append("")
     if not calls:
         return []
     with tempfile.TemporaryDirectory(prefix="median-cold-imports-") as scratch:
@@ -65,7 +65,7 @@ def cold_import_problems(artifact: Path) -> list[str]:
             return [problem for problems in found for problem in problems]
 
 
-def _probe(overlay: Path, package: str, module: str, tool: str | None) -> list[str]:
+def _probe(overlay: Path, package: str, module: str, held: list[str]) -> list[str]:
     """Run this file on `module` in a new process, from `overlay`: its problem lines."""
     from median_lambda.protocol import TOOLS_PACKAGE_ENV
 
@@ -74,7 +74,7 @@ def _probe(overlay: Path, package: str, module: str, tool: str | None) -> list[s
     environment |= {"AWS_LAMBDA_FUNCTION_NAME": "median-build-cold-imports", TOOLS_PACKAGE_ENV: package}
     try:
         probed = subprocess.run(  # noqa: S603 - this interpreter, on this file, with our own arguments
-            [sys.executable, "-P", __file__, str(overlay), module, tool or ""],
+            [sys.executable, "-P", __file__, str(overlay), module, *held],
             cwd=overlay,
             env=environment,
             capture_output=True,
@@ -146,28 +146,32 @@ def _tools_as_registered(names: list[str]) -> dict[str, Any]:
     return described
 
 
-def probe(module: str, tool: str | None) -> list[str]:
-    """Import `module` as a cold POST of `tool` (None: the diagnostics) does, then the package's other modules
-    one by one: a line for each change to what the first import loaded, and for a first import that fails."""
+def probe(module: str, held: list[str]) -> list[str]:
+    """Import `module` as a cold POST of the first of the tools it `held` ("": the diagnostics) does, then the
+    package's other modules one by one: a line for each change to what the first import loaded, for a first
+    import that fails, and for each of `held` it does not register alone."""
     import pkgutil
 
     from median_lambda.authoring.registry import describe_failure, registry
     from median_lambda.runtime.env import tools_package
 
     package = tools_package()
-    call = f"a call of {tool}" if tool is not None else "a diagnostics call"
+    call = f"a call of {held[0]}" if held[0] else "a diagnostics call"
     try:
         importlib.import_module(package)
         importlib.import_module(module)
     except Exception as error:  # the author's module: named at its line, as the deployed call would fail
         return [f"{describe_failure(error, package)} (importing {_file_of(module)} alone, as {call} does deployed)"]
-    if not (registry.find(tool) is not None if tool is not None else registry.diagnostics):
-        what = tool if tool is not None else "the diagnostics"
+    missing = [
+        name or "the diagnostics" for name in held if not (registry.find(name) if name else registry.diagnostics)
+    ]
+    if missing:
         return [
-            f"{_file_of(module)}: imported alone, as {call} does deployed, it registers no {what}: register it there"
+            f"{_file_of(module)}: imported alone, as a call of each of its tools does deployed, it does not register "
+            f"{', '.join(missing)}, which it holds once every module of {package}/ is imported: register it there"
         ]
     loaded = sorted(name for name in sys.modules if name == package or name.startswith(f"{package}."))
-    held = {name: module_state(sys.modules[name]) for name in loaded}
+    states = {name: module_state(sys.modules[name]) for name in loaded}
     names = [registered.name for registered in registry.tools]
     registered = _tools_as_registered(names)
     problems = []
@@ -181,14 +185,14 @@ def probe(module: str, tool: str | None) -> list[str]:
             continue
         for name in loaded:
             now = module_state(sys.modules[name])
-            changed = sorted(key for key in held[name].keys() | now.keys() if held[name].get(key) != now.get(key))
+            changed = sorted(key for key in states[name].keys() | now.keys() if states[name].get(key) != now.get(key))
             if changed:
                 problems.append(
                     f"{_file_of(name)}: {', '.join(changed)} changes when {_file_of(other)} is imported, which a "
                     f"deployed function never does for {call} (it imports {_file_of(module)} alone): make the change "
                     f"in {_file_of(name)} itself, or import {_file_of(other)} from {_file_of(module)}"
                 )
-                held[name] = now
+                states[name] = now
         now_registered = _tools_as_registered(names)
         changed_tools = sorted(name for name in registered if registered[name] != now_registered.get(name))
         if changed_tools:
@@ -201,12 +205,12 @@ def probe(module: str, tool: str | None) -> list[str]:
 
 
 def _main(argv: list[str]) -> int:
-    overlay, module, tool = argv
+    overlay, module, *held = argv
     sys.path.insert(0, overlay)
     # Everything the author's modules print goes to stderr: stdout carries the answer alone.
     real_stdout, sys.stdout = sys.stdout, sys.stderr
     try:
-        problems = probe(module, tool or None)
+        problems = probe(module, held)
     finally:
         sys.stdout = real_stdout
     # Paths as the author reads them, from the project's root: the scratch folder means nothing to them.
