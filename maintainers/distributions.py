@@ -8,13 +8,20 @@ them, naming what is wrong, unless:
 - there is one wheel and one sdist, named for the version (_version.py's, or --version: the
   release workflow passes its tag's);
 - the wheel's metadata is the library's: its name, version, Python, dependencies and extras, its
-  README as a Markdown description, its licence; its `median` command and its two pytest plugins;
+  README as a Markdown description, its licence, its links (project.urls) and classifiers; its
+  `median` command and its two pytest plugins;
+- both pass what a package index runs on an upload: `twine check --strict` (the metadata, and the
+  description as PyPI renders it), the core metadata as `packaging` validates it (the library
+  PyPI's own checks use), every classifier on PyPI's list (trove-classifiers) and none deprecated,
+  every link's label and URL as PyPI accepts them;
 - the wheel holds median_lambda/ and nothing else, with what the library reads at run time or
   ships to a project (py.typed, the inspector's page, the scaffold's templates, the locks of the
   tools it drives, the contract suite's vectors), and no cache or test of the repository's;
 - the sdist holds the sources, README, CHANGELOG and LICENSE, and builds the same wheel again;
 - the wheel, installed alone in a new venv from the index uv uses, runs: `median --version`
-  prints its version, and `import median_lambda` gives its public names.
+  prints its version, and `import median_lambda` gives its public names; with pytest beside it and
+  no extra (`pip install median-lambda pytest`), a test of anyone's runs, the library's plugins
+  standing aside, and one that asks for `median_aws` is told to install the `dev` extra.
 
 The release workflow (.github/workflows/release.yml) runs it on a release tag before anything is
 attached or published; .ci/run runs it on every change. Maintainers only: copier.yml excludes it.
@@ -51,7 +58,16 @@ ENTRY_POINTS = {
     ("pytest11", "median_lambda"): "median_lambda.testing.pytest_plugin",
     ("pytest11", "median_lambda_contract"): "median_lambda.contract.fixtures",
 }
-SDIST_FILES = ("pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE", "src/median_lambda/__init__.py")
+SDIST_FILES = (
+    "pyproject.toml",
+    "README.md",
+    "CHANGELOG.md",
+    "LICENSE",
+    "hatch_build.py",
+    "src/median_lambda/__init__.py",
+)
+# PyPI refuses a link whose label is longer (warehouse's forms); its URL must be http or https.
+URL_LABEL_LIMIT = 32
 LEFT_OUT = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|tests?)(/|$)|\.pyc$")
 
 
@@ -81,7 +97,8 @@ def wheel_problems(wheel: Path, version: str) -> list[str]:
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         info = f"median_lambda-{version}.dist-info"
-        metadata = email.message_from_bytes(archive.read(f"{info}/METADATA"))
+        raw = archive.read(f"{info}/METADATA")
+        metadata = email.message_from_bytes(raw)
         entry_points = archive.read(f"{info}/entry_points.txt").decode("utf-8")
     problems += [f"the wheel's {key} is {metadata[key]!r}" for key, value in (("Name", NAME), ("Version", version))
                  if metadata[key] != value]  # fmt: skip
@@ -94,6 +111,7 @@ def wheel_problems(wheel: Path, version: str) -> list[str]:
                  if extra not in (metadata.get_all("Provides-Extra") or [])]  # fmt: skip
     if metadata["Description-Content-Type"] != "text/markdown" or "# median-lambda" not in metadata.get_payload():
         problems.append("the wheel's description is not median-lambda/README.md, as Markdown")
+    problems += index_metadata_problems(raw)
     for (group, name), target in ENTRY_POINTS.items():
         if not re.search(
             rf"(?ms)^\[{re.escape(group)}\]\n(?:[^\[].*\n)*?{re.escape(name)} = {re.escape(target)}$", entry_points
@@ -103,6 +121,50 @@ def wheel_problems(wheel: Path, version: str) -> list[str]:
     problems += [f"the wheel holds {name}, which is not the library's" for name in strays]
     problems += [f"the wheel lacks {name}" for name in DATA_FILES if name not in names]
     return problems
+
+
+def index_metadata_problems(raw: bytes) -> list[str]:
+    """What PyPI would refuse in the wheel's core metadata: invalid as `packaging` reads it, a classifier not on its
+    list or deprecated, a link it does not take; and what a release must carry: links, classifiers."""
+    from packaging.metadata import InvalidMetadata, Metadata
+    from trove_classifiers import classifiers, deprecated_classifiers
+
+    try:
+        metadata = Metadata.from_email(raw, validate=True)
+    except (ExceptionGroup, InvalidMetadata) as invalid:
+        errors = invalid.exceptions if isinstance(invalid, ExceptionGroup) else [invalid]
+        return [f"the wheel's metadata is invalid: {error}" for error in errors]
+    problems = [
+        f"the wheel's classifier {name!r} is {'deprecated on' if name in deprecated_classifiers else 'not on'} "
+        "PyPI's list"
+        for name in metadata.classifiers or []
+        if name not in classifiers or name in deprecated_classifiers
+    ]
+    if not metadata.classifiers:
+        problems.append("the wheel has no classifiers")
+    urls = metadata.project_urls or {}
+    if "Homepage" not in urls:
+        problems.append("the wheel's project.urls has no Homepage")
+    for label, url in urls.items():
+        if len(label) > URL_LABEL_LIMIT or not re.fullmatch(r"https?://[^\s/$.?#][^\s]*", url):
+            problems.append(f"the wheel's link {label!r} ({url}) is not one PyPI takes")
+    return problems
+
+
+def twine_problems(distributions: list[Path]) -> list[str]:
+    """`twine check --strict` on the wheel and sdist: what an upload would be refused, or warned, for."""
+    twine = Path(sys.executable).with_name("twine")
+    checked = subprocess.run(  # noqa: S603 - the maintainers' venv's twine, on our own files
+        [str(twine), "check", "--strict", *map(str, distributions)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    if checked.returncode == 0:
+        return []
+    said = [line.strip() for line in (checked.stdout + checked.stderr).splitlines() if line.strip()]
+    return [f"twine check --strict: {line}" for line in said] or [f"twine check --strict exited {checked.returncode}"]
 
 
 def sdist_problems(sdist: Path, version: str) -> list[str]:
@@ -142,7 +204,39 @@ def installed_problems(wheel: Path, version: str, scratch: Path) -> list[str]:
     )
     if "'tool'" not in imported.stdout:
         problems.append(f"`import median_lambda` in a new venv failed: {imported.stderr.strip()[-300:]}")
-    return problems
+    return problems + bare_pytest_problems(venv, environment, scratch)
+
+
+# Anyone's tests, in a venv with median-lambda and pytest alone: its plugins load, stand aside, and say what
+# median_aws needs.
+ANYONES_TESTS = """
+def test_anything():
+    assert sum([1, 2]) == 3
+
+
+def test_asks_for_median_aws(median_aws):
+    pass
+"""
+
+
+def bare_pytest_problems(venv: Path, environment: dict[str, str], scratch: Path) -> list[str]:
+    """`pip install median-lambda pytest`, then pytest on anyone's tests: the first passes, the second is told
+    to install the dev extra."""
+    subprocess.run([_uv(), "pip", "install", "--quiet", "pytest"], check=True, env=environment)  # noqa: S603
+    tests = scratch / "anyones-tests"
+    tests.mkdir()
+    (tests / "test_anything.py").write_text(ANYONES_TESTS, encoding="utf-8")
+    ran = subprocess.run(  # noqa: S603
+        [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
+        cwd=tests,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    said = ran.stdout + ran.stderr
+    if "1 passed, 1 error" not in said or "median_aws needs median-lambda's dev extra" not in said:
+        return [f"pytest beside median-lambda alone (no extra) does not run anyone's test: {said.strip()[-600:]}"]
+    return []
 
 
 def check(out: Path, version: str) -> list[str]:
@@ -151,6 +245,7 @@ def check(out: Path, version: str) -> list[str]:
     if ([path.name for path in wheels], [path.name for path in sdists]) != expected:
         return [f"{out} holds {[path.name for path in wheels + sdists]}, not {expected[0] + expected[1]}"]
     problems = wheel_problems(wheels[0], version) + sdist_problems(sdists[0], version)
+    problems += twine_problems([wheels[0], sdists[0]])
     with tempfile.TemporaryDirectory(prefix="median-dist-") as scratch:
         problems += rebuilt_from_sdist(sdists[0], wheels[0], Path(scratch) / "rebuilt")
         problems += installed_problems(wheels[0], version, Path(scratch))

@@ -31,18 +31,10 @@ if TYPE_CHECKING:
     # The make_event fixture: build_event itself.
     EventBuilder = Callable[..., dict[str, Any]]
 
-# No test may reach AWS: fake credentials and a region, before any boto3 client exists.
-os.environ.update(
-    {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "POWERTOOLS_SERVICE_NAME": "median-tools-test",
-    }
-)
+# No test may reach AWS: median-lambda's plugin gave the run its own credential and a region, and no
+# profile, before this conftest was imported (median_lambda/testing/pytest_plugin.py).
+os.environ["POWERTOOLS_SERVICE_NAME"] = "median-tools-test"
 for name in (
-    "AWS_PROFILE",
     "MEDIAN_KEY_SECRET_ID",
     "MEDIAN_DEV_KEY",
     "AWS_LAMBDA_FUNCTION_NAME",

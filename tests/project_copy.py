@@ -40,6 +40,8 @@ _NOT_IN_A_USERS_SHELL = (
     # The stage and overrides (MEDIAN_SETTING_*) of the user whose shell runs `make test`: theirs,
     # for their own tools, never a copy's.
     STAGE_ENV,
+    # Where a framework's test pointed boto3 (moto's server, a closed port): never a user's shell's.
+    "AWS_ENDPOINT_URL",
 )
 _TIMEOUT_SECONDS = 120
 # A fenced code block of a Markdown page, indented or not (a README's list items indent theirs).

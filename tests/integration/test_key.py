@@ -133,10 +133,12 @@ def test_an_unreachable_secrets_manager_is_no_key_not_a_hang(
     # GIVEN Secrets Manager's endpoint is a port nobody listens on, and a container that has not read the key yet
     from median_lambda import app
 
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{closed_port}")
     monkeypatch.setattr(app, "key_source", MedianKeySource())
     # WHEN a signed request arrives
-    answer = invoke(make_event("http_api_v2", "GET", key=KEY))
+    # (put back before the fixture that pointed boto3 at moto puts back its own, so none of it outlives the test)
+    with pytest.MonkeyPatch.context() as environment:
+        environment.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{closed_port}")
+        answer = invoke(make_event("http_api_v2", "GET", key=KEY))
     # THEN the handler gives up (bounded retries) with 500 no_key, and the log says it could not connect
     assert "Could not connect" in _no_key_cause(answer, logs)
 

@@ -1,10 +1,12 @@
 """`median_aws` isolates: each test sees only what it set up, and a test without it reaches no AWS at all.
 
-A user's own test module, run by pytest in a copy of the project, in a shell that holds a real
-account's settings: one test makes a table and a secret, the next forgets the fixture, a third
-asks for it again. Each passes run in order and run alone, which is what isolation means: a
-test that forgot the fixture fails at its first AWS call, with the fix in the error, rather than
-passing against an earlier test's data, and no test reaches a real account, whatever the shell.
+A user's own test module, run by pytest in a copy of the project (with no conftest, as a generated
+project has none), in a shell that holds a real account's settings: one test makes a table and a
+secret, the next forgets the fixture, a third asks for it again. Each passes run in order and run
+alone, which is what isolation means: a test that forgot the fixture fails at its first AWS call,
+naming the call and the fix, rather than passing against an earlier test's data, and no test
+reaches a real account, whatever the shell. (A client made at a conftest's import, and moto's own
+`mock_aws`: test_no_real_aws_from_a_test.py.)
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ def test_2_forgot_the_fixture_and_reaches_no_aws():
     with pytest.raises(ClientError) as refused:
         boto3.client("dynamodb").list_tables()
     assert refused.value.response["Error"]["Code"] == "UseTheMedianAwsFixture"
-    assert "add median_aws to the test's parameters" in str(refused.value)
+    assert "dynamodb ListTables to https://dynamodb.us-east-1.amazonaws.com/" in str(refused.value)
+    assert "Give it the median_aws fixture" in str(refused.value)
     with pytest.raises(ClientError):
         boto3.client("secretsmanager").get_secret_value(SecretId="median-tools/carrier-token")
 
@@ -79,13 +82,14 @@ def test_4_no_real_account_is_ever_named():
 
 
 def test_5_an_environment_left_behind_is_not_the_next_tests(median_aws):
-    os.environ["AWS_ENDPOINT_URL"] = median_aws.endpoint  # set by hand, never put back by the test
+    os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = median_aws.endpoint  # set by hand, never put back
 
 
 def test_6_after_it_still_reaches_no_aws():
     with pytest.raises(ClientError) as refused:
         boto3.client("dynamodb").list_tables()
     assert refused.value.response["Error"]["Code"] == "UseTheMedianAwsFixture"
+
 '''
 TESTS = (
     "test_1_sets_up_a_table_and_a_secret",
@@ -100,6 +104,7 @@ TESTS = (
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> ProjectCopy:
     copy = copy_project(tmp_path_factory.mktemp("isolation") / "project")
+    (copy.root / "tests" / "conftest.py").unlink()  # the template's suites' own: a project has none
     copy.write("tests/tools/test_orders.py", USERS_TESTS)
     return copy
 
@@ -139,6 +144,9 @@ def test_in_this_process_too_a_test_without_the_fixture_reaches_no_aws() -> None
     # WHEN it calls AWS
     with pytest.raises(ClientError) as refused:
         boto3.client("secretsmanager").get_secret_value(SecretId="median/any")
-    # THEN the call is refused at once, with the fix
+    # THEN the call is refused at once, naming it and the fix (whether an earlier test of this run left boto3
+    # pointed at median_aws's moto, which answers only the tests that ask, or at AWS itself)
     assert refused.value.response["Error"]["Code"] == ERROR_CODE
-    assert "median_aws" in refused.value.response["Error"]["Message"]
+    message = refused.value.response["Error"]["Message"]
+    assert message.startswith("median-lambda refused secrets-manager GetSecretValue to ")
+    assert "median_aws fixture" in message

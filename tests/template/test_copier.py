@@ -378,6 +378,40 @@ def test_a_project_copied_over_ssh_takes_median_lambda_over_ssh_and_links_its_gu
     readme = (project / "README.md").read_text(encoding="utf-8")
     assert "(https://github.com/acme/median-template/blob/v9.9.9/docs/upgrading.md)" in readme
     assert "ssh://" not in readme
+    # AND every job of its GitHub workflows that installs the project first gives git the deploy key the guide names,
+    # which the deploy passes to the checks and each stage it calls
+    workflows = project / ".github" / "workflows"
+    checks, stage, deploy = (
+        yaml.safe_load((workflows / name).read_text(encoding="utf-8"))
+        for name in ("checks.yml", "deploy-stage.yml", "deploy.yml")
+    )
+    for document, job in ((checks, "checks"), (checks, "sam-local"), (checks, "audit"), (stage, "deploy")):
+        names = [step.get("name", "") for step in document["jobs"][job]["steps"]]
+        key = names.index("Give git the deploy key of median-lambda's repository")
+        assert key < next(index for index, name in enumerate(names) if name.startswith(("make", "Install", "Audit")))
+        [step] = [step for step in document["jobs"][job]["steps"] if step.get("name", "").startswith("Give git")]
+        assert step["env"]["LIBRARY_SSH_KEY"] == "${{ secrets.MEDIAN_LIBRARY_SSH_KEY }}"
+        assert "github-pipeline.md" in step["run"]
+    for document in (checks, stage):
+        assert document[True]["workflow_call"]["secrets"]["MEDIAN_LIBRARY_SSH_KEY"]["required"] is False
+    callers = [job for job in deploy["jobs"].values() if "uses" in job]
+    assert all(job["secrets"] == {"MEDIAN_LIBRARY_SSH_KEY": "${{ secrets.MEDIAN_LIBRARY_SSH_KEY }}"} for job in callers)
+    # AND GitHub's schemas and zizmor's audits pass them, as make lint-workflows runs them
+    linted = subprocess.run(  # noqa: S603 - the median command of this venv, on the project copied
+        [str(ROOT / ".venv" / "bin" / "median"), "lint-workflows"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_a_project_copied_from_https_installs_with_no_key_in_its_workflows(defaults: Path) -> None:
+    # GIVEN a project copied from a repository reached over HTTPS (or a folder), as the defaults are
+    workflows = (defaults / ".github" / "workflows").glob("*.yml")
+    # THEN its workflows name no deploy key: it has none to set
+    assert not [path.name for path in workflows if "MEDIAN_LIBRARY_SSH_KEY" in path.read_text(encoding="utf-8")]
 
 
 def test_a_copy_from_a_relative_path_is_refused_saying_what_works(released: Path, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from typing import TYPE_CHECKING
 
@@ -114,6 +115,58 @@ def test_pytests_own_script_finds_the_plugin_the_tools_and_the_contract_suite(pr
     # THEN median_lambda.testing's plugin, the tools and the suite's own modules all import
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert "tests/test_median_contract.py::test_input_with_a_field_your_tool_does_not_have" in finished.stdout
+
+
+# A user's own tests of their AWS code, as moto's documentation writes them: a client made as the conftest is
+# imported, and moto's decorator on each test.
+USERS_CONFTEST = """
+import boto3
+from moto import mock_aws  # noqa: F401 - before any client, as moto's documentation says
+
+RECEIPTS = boto3.client("s3", region_name="us-east-1")
+"""
+USERS_MOTO_TESTS = """
+import boto3
+from moto import mock_aws
+
+from tests.users.conftest import RECEIPTS
+
+
+@mock_aws
+def test_a_receipt_is_stored():
+    RECEIPTS.create_bucket(Bucket="receipts")
+    RECEIPTS.put_object(Bucket="receipts", Key="r1", Body=b"12.50")
+    assert RECEIPTS.get_object(Bucket="receipts", Key="r1")["Body"].read() == b"12.50"
+
+
+@mock_aws
+def test_a_table_is_made():
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    dynamodb.create_table(
+        TableName="orders",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    assert dynamodb.list_tables()["TableNames"] == ["orders"]
+"""
+
+
+def test_a_users_tests_written_with_motos_own_decorator_pass(project: Path) -> None:
+    # GIVEN a user's tests with moto's @mock_aws and a client their conftest makes as it is imported
+    users = project / "tests" / "users"
+    users.mkdir()
+    try:
+        (users / "__init__.py").write_text("", encoding="utf-8")
+        (users / "conftest.py").write_text(USERS_CONFTEST, encoding="utf-8")
+        (users / "test_receipts.py").write_text(USERS_MOTO_TESTS, encoding="utf-8")
+        # WHEN pytest runs them in the project
+        finished = _run(project, [".venv/bin/python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/users"])
+    finally:
+        shutil.rmtree(users)
+    # THEN they pass: median-lambda's plugin stands aside for moto
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "2 passed" in finished.stdout
 
 
 def test_make_test_passes_on_the_examples_and_says_what_the_contract_checked(project: Path) -> None:

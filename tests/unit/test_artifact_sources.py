@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 import pytest
+from median_lambda.build.check_imports import imports_of_tools
 from median_lambda.build.sources import DEVELOPER_PARTS, belongs, copy_packages, main
 
 # What a project's tools/ may hold beside its modules after a few weeks of work: the machine's
@@ -90,6 +91,63 @@ def test_a_malformed_include_setting_is_refused_with_its_shape(tmp_path: Path) -
     # THEN it stops, saying what the setting must be
     with pytest.raises(SystemExit, match=r"include must be a list of patterns, like \[\"tools/data/\*.json\"\]"):
         copy_packages(tmp_path / "artifact", ("tools",), root)
+
+
+def test_a_folder_linked_into_tools_is_copied_whole_and_said(tmp_path: Path) -> None:
+    # GIVEN tools/carrier, a link to a package several projects share, beside the project
+    shared = project(tmp_path / "shared", ("carrier/__init__.py", "carrier/client.py", "carrier/notes.txt"))
+    root = project(tmp_path / "project", ("tools/__init__.py",))
+    (root / "tools" / "carrier").symlink_to(shared / "carrier", target_is_directory=True)
+    # WHEN the build copies tools/
+    done = copy_packages(tmp_path / "artifact", ("tools",), root)
+    # THEN the linked package's modules ship, as files of the artifact, as the function imports them
+    shipped = {"tools/__init__.py", "tools/carrier/__init__.py", "tools/carrier/client.py"}
+    assert copied(tmp_path / "artifact") == shipped
+    assert not (tmp_path / "artifact" / "tools" / "carrier").is_symlink()
+    # AND the build says where it took them from, and what it left behind there, as for any folder
+    assert done.said[0] == f"copied tools/carrier/ from where it links, {shared / 'carrier'}"
+    assert done.said[1].startswith("left behind tools/carrier/notes.txt: ")
+    assert done.refused == []
+
+
+def test_a_link_to_nothing_stops_the_build_naming_it(tmp_path: Path) -> None:
+    # GIVEN a module of tools/ that is a link to a file since moved away
+    root = project(tmp_path / "project", ("tools/__init__.py",))
+    (root / "tools" / "rates.py").symlink_to("../../shared/rates.py")
+    # WHEN the build copies tools/
+    done = copy_packages(tmp_path / "artifact", ("tools",), root)
+    # THEN it stops, naming the link and where it leads
+    assert done.refused == [
+        "tools/rates.py is a link to ../../shared/rates.py, which does not exist: the build cannot copy it"
+    ]
+
+
+def test_a_link_to_a_folder_holding_it_stops_the_build_naming_it(tmp_path: Path) -> None:
+    # GIVEN tools/carrier/all, a link back up to tools/
+    root = project(tmp_path / "project", ("tools/__init__.py", "tools/carrier/__init__.py"))
+    (root / "tools" / "carrier" / "all").symlink_to("..", target_is_directory=True)
+    # WHEN the build copies tools/
+    done = copy_packages(tmp_path / "artifact", ("tools",), root)
+    # THEN it stops there, naming the link, instead of copying tools/ into itself without end
+    assert done.refused == [
+        "tools/carrier/all is a link to .., a folder that holds it: the build cannot copy a folder into itself"
+    ]
+    assert copied(tmp_path / "artifact") == {"tools/__init__.py", "tools/carrier/__init__.py"}
+
+
+def test_the_imports_of_a_linked_folder_are_checked_too(tmp_path: Path) -> None:
+    # GIVEN a linked package of tools/ whose module imports a package
+    shared = tmp_path / "shared" / "carrier"
+    shared.mkdir(parents=True)
+    (shared / "__init__.py").write_text("")
+    (shared / "client.py").write_text("import yaml\n")
+    root = project(tmp_path / "project", ("tools/__init__.py",))
+    (root / "tools" / "carrier").symlink_to(shared, target_is_directory=True)
+    # WHEN the build reads the imports of tools/
+    # THEN that import is among them, at its file and line as the artifact will hold it
+    assert [(found.path, found.line, found.module) for found in imports_of_tools(root)] == [
+        ("tools/carrier/client.py", 1, "yaml")
+    ]
 
 
 @pytest.mark.parametrize("name", ["tools/x.py", "median_lambda/calls/dispatch.py", "tools/settings.toml"])
@@ -244,4 +302,4 @@ def test_the_command_fails_on_a_pattern_matching_nothing(
     assert status == 1
     error = capsys.readouterr().err
     assert 'include "tools/zones.csv" matches no file' in error
-    assert "The build stops: 1 include pattern(s) ship nothing a tool could read." in error
+    assert "The build stops: 1 problem(s) with what tools/ would ship, each named above." in error

@@ -8,8 +8,12 @@ and then builds:
 
 - handler/ and tools/, copied by what belongs in a function (median_lambda.build.sources: Python
   modules, tools/settings.toml, what pyproject.toml's [tool.median.artifact] include names), so
-  tools/settings.local.toml and any editor's backup of it stay behind; and median_lambda's runtime,
-  without its developer's parts (DEVELOPER_PARTS);
+  tools/settings.local.toml and any editor's backup of it stay behind, following a link to a folder
+  and stopping at one it cannot follow; and median_lambda's runtime, without its developer's parts
+  (DEVELOPER_PARTS), from the median-lambda uv.lock pins, installed apart for the build
+  (median_lambda.project.lock.install_locked_library: the index's wheel with its hash checked, the
+  locked commit, or the locked folder), never from the venv: and the build stops when the venv's
+  differs from it, as a copy installed there by hand would, since the tests ran on the venv's;
 - the packages uv.lock puts into the function (median_lambda.project.lock, artifact-requirements),
   each file checked against its hash, with no resolution of their own (--no-deps): exactly the
   locked versions, as Linux wheels for the template's architecture and CPython 3.13, whatever this
@@ -18,7 +22,9 @@ and then builds:
 - median_lambda/manifest.json, what GET serves, median_lambda/stages.txt, the stages a container
   may run as (settings.toml's tables, read at start without a TOML parser), and
   median_lambda/tool_modules.json, the module of tools/ each tool lives in (a cold POST imports that
-  one alone).
+  one alone); then each module it names is imported alone, from the artifact, in a new process, as a
+  cold POST does, and the build stops where the other modules' import changes what it holds
+  (median_lambda.build.cold_imports).
 
 The installer's console scripts (bin/), which nothing in Lambda runs, and uv's own .lock are removed.
 """
@@ -32,8 +38,8 @@ from pathlib import Path
 
 from median_lambda.build.check import RUNTIME_PYTHON
 from median_lambda.build.compile import precompile
-from median_lambda.build.sources import copy_sources
-from median_lambda.project.lock import artifact_requirements, uv
+from median_lambda.build.sources import copy_sources, library_differences, running_library
+from median_lambda.project.lock import LockError, artifact_requirements, install_locked_library, uv
 from median_lambda.project.sam_config import TEMPLATE, lambda_architecture, wheel_machine
 from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_TOOL_MODULES_FILE
 
@@ -57,12 +63,14 @@ def build_artifact(artifact: Path, root: Path = ROOT) -> None:
         )
     shutil.rmtree(artifact, ignore_errors=True)
     artifact.mkdir(parents=True)
-    copied = copy_sources(artifact, root)
+    with tempfile.TemporaryDirectory(prefix="median-library-") as scratch:
+        library = locked_library_apart(Path(scratch), root)
+        copied = copy_sources(artifact, root, library)
     for line in copied.said:
         print(line)
     if copied.refused:
         listed = "\n".join(copied.refused)
-        raise BuildFailed(f"{listed}\n{len(copied.refused)} include pattern(s) ship nothing a tool could read")
+        raise BuildFailed(f"{listed}\n{copied.stop()}")
     install_locked_packages(artifact, root)
     if not precompile(artifact, RUNTIME_PYTHON):
         raise BuildFailed(f"compiling the artifact's modules in {artifact} failed (above)")
@@ -73,6 +81,33 @@ def build_artifact(artifact: Path, root: Path = ROOT) -> None:
         elif path.exists():
             path.unlink()
     write_prebuilt_files(artifact / "median_lambda")
+    from median_lambda.build.cold_imports import cold_import_problems
+
+    alone = cold_import_problems(artifact)
+    if alone:
+        listed = "\n".join(alone)
+        raise BuildFailed(
+            f"{listed}\nThe build stops: {len(alone)} module(s) of tools/ hold, deployed, other than they do here"
+        )
+
+
+def locked_library_apart(scratch: Path, root: Path = ROOT) -> Path:
+    """The median-lambda uv.lock pins, installed into `scratch`, which the build ships; BuildFailed where the
+    venv's, which the tests and this build run, is not it byte for byte."""
+    try:
+        locked = install_locked_library(scratch / "library", root)
+    except LockError as error:
+        raise BuildFailed(str(error)) from None
+    differences = library_differences(running_library(), scratch / "library", runtime=False)
+    if differences:
+        shown = "; ".join(differences[:5]) + (f"; and {len(differences) - 5} more" if len(differences) > 5 else "")
+        raise BuildFailed(
+            f"the median_lambda in this venv ({running_library() / 'median_lambda'}) is not {locked}, which uv.lock "
+            f"pins and the function would run: {shown}. Your tests ran on the venv's. Put the locked one back "
+            "(rm .venv/.installed; make install), or pin yours where uv.lock can (pyproject.toml's [tool.uv.sources]) "
+            "and make lock"
+        )
+    return scratch / "library"
 
 
 def import_problems_of(root: Path) -> list[str]:

@@ -1,7 +1,9 @@
 """Check what `sam build` made before it is deployed: `median check-artifact [DIR]`, which CI runs after the build.
 
 It fails (exit 1, one line per problem) unless the artifact holds handler/ and tools/ and
-the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts into it, every
+the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts into it, the
+runtime of the median-lambda uv.lock pins byte for byte (installed apart from the lock to compare:
+median_lambda.project.lock.install_locked_library), every
 package its tools import, lazily too (median_lambda/build/check_imports.py), or the Lambda runtime's boto3,
 every compiled module is built for the template's architecture and CPython 3.13, and
 nothing of the workspace (tests, virtualenv, caches, the dev server) came along. Nothing
@@ -21,8 +23,8 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Literal
 
-from median_lambda.build.sources import DEVELOPER_PARTS
-from median_lambda.project.lock import locked_artifact_versions, runtime_packages
+from median_lambda.build.sources import DEVELOPER_PARTS, library_differences
+from median_lambda.project.lock import LockError, install_locked_library, locked_artifact_versions, runtime_packages
 from median_lambda.project.sam_config import lambda_architecture, wheel_machine
 from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_TOOL_MODULES_FILE
 
@@ -131,18 +133,23 @@ def manifest_problems(artifact: Path) -> list[str]:
     return []
 
 
-def version_problems(artifact: Path) -> list[str]:
-    """The library the function runs is the version this project's venv has, the one uv.lock pins."""
-    from median_lambda._version import __version__
+def library_problems(artifact: Path, library: Path | None = None) -> list[str]:
+    """The artifact's median_lambda is, module for module and byte for byte, the runtime of the median-lambda
+    uv.lock pins: `library` is a folder holding it (None: installed from the lock into a scratch folder)."""
+    import tempfile
 
-    path = artifact / "median_lambda" / "_version.py"
-    if not path.is_file():
+    if not (artifact / "median_lambda").is_dir():
         return []  # already reported as missing
-    built = re.search(r'__version__ = "([^"]+)"', path.read_text(encoding="utf-8"))
-    if built is None or built[1] != __version__:
-        found = built[1] if built else "no version"
-        return [f"median_lambda/_version.py says {found!r}, the locked median-lambda is {__version__!r}: build again"]
-    return []
+    with tempfile.TemporaryDirectory(prefix="median-library-") as scratch:
+        pinned = "the median-lambda uv.lock pins"
+        if library is None:
+            library = Path(scratch) / "library"
+            try:
+                pinned = f"{install_locked_library(library)}, which uv.lock pins"
+            except LockError as error:
+                return [f"median_lambda could not be compared with the median-lambda uv.lock pins: {error}"]
+        differences = library_differences(artifact, library)
+    return [f"median_lambda/{difference}, against {pinned}: build again (make build)" for difference in differences]
 
 
 def developer_parts_problems(artifact: Path) -> list[str]:
@@ -251,8 +258,11 @@ def sizes(artifact: Path) -> tuple[int, int, int]:
     return len(files), unzipped, buffer.tell()
 
 
-def check(artifact: Path, architecture: str, locked: Mapping[str, str] | None = None) -> list[str]:
-    """What is wrong with the artifact; `locked` is what uv.lock puts into it (read from the lock by default)."""
+def check(
+    artifact: Path, architecture: str, locked: Mapping[str, str] | None = None, library: Path | None = None
+) -> list[str]:
+    """What is wrong with the artifact; `locked` is what uv.lock puts into it, and `library` a folder holding the
+    median_lambda it pins (both read from the lock by default)."""
     if not artifact.is_dir():
         return [f"{artifact} does not exist: run `make build` (sam build) first"]
     machine = wheel_machine(architecture)
@@ -260,7 +270,7 @@ def check(artifact: Path, architecture: str, locked: Mapping[str, str] | None = 
     problems += locked_version_problems(artifact, locked_artifact_versions(machine) if locked is None else locked)
     problems += compiled_problems(artifact, machine)
     problems += manifest_problems(artifact)
-    problems += version_problems(artifact)
+    problems += library_problems(artifact, library)
     problems += stray_problems(artifact)
     problems += import_problems(artifact)
     return problems
@@ -292,7 +302,7 @@ def main(argv: list[str]) -> int:
         print(f"{len(problems)} problem(s) in the built artifact.", file=sys.stderr)
         return 1
     print(
-        "OK: handler/, tools/ and the prebuilt manifest; exactly uv.lock's packages and versions; "
-        "compiled modules match; no workspace files."
+        "OK: handler/, tools/ and the prebuilt manifest; exactly uv.lock's packages and versions, and its "
+        "median-lambda byte for byte; compiled modules match; no workspace files."
     )
     return 0

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -100,12 +100,11 @@ def runtime_imports(tree: ast.AST) -> Iterator[tuple[int, str]]:
 def imports_of_tools(root: Path, package: str = "tools") -> list[Import]:
     """Every import the modules of `package` (the ones the build ships) make when they run, but the
     standard library's, `__future__` and the project's own packages'."""
-    from median_lambda.build.sources import PACKAGES, belongs
+    from median_lambda.build.sources import PACKAGES, belongs, package_files
 
     own = {*PACKAGES, package, "__future__"}
     found: list[Import] = []
-    for path in sorted((root / package).rglob("*.py")):
-        relative = PurePosixPath(path.relative_to(root).as_posix())
+    for path, relative in package_files(root, package)[0]:  # what the build copies, through links to folders too
         if not belongs(relative):
             continue
         try:

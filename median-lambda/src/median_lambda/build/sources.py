@@ -115,6 +115,44 @@ def belongs(relative: PurePosixPath, included: tuple[str, ...] = ()) -> bool:
     )
 
 
+def package_files(root: Path, package: str) -> tuple[list[tuple[Path, PurePosixPath]], list[str]]:
+    """Every file of a package folder, as (its path, its name relative to `root`), following links to folders as
+    Python's import does; and a line for each link the build cannot follow (to nothing, or to a folder holding it).
+
+    pathlib's `rglob` walks past a linked folder (a package shared by several projects, `tools/carrier ->
+    ../../shared/carrier`): the function would advertise its tools (the import follows the link) and fail
+    each call. Caches are skipped.
+    """
+    files: list[tuple[Path, PurePosixPath]] = []
+    unfollowed: list[str] = []
+
+    def walk(folder: Path, shown: PurePosixPath, within: tuple[Path, ...]) -> None:
+        for path in sorted(folder.iterdir()):
+            name = shown / path.name
+            if path.name == "__pycache__":
+                continue
+            if path.is_symlink() and not path.exists():
+                unfollowed.append(
+                    f"{name} is a link to {path.readlink()}, which does not exist: the build cannot copy it"
+                )
+            elif path.is_dir():
+                real = path.resolve()
+                if real in within:
+                    unfollowed.append(
+                        f"{name} is a link to {path.readlink()}, a folder that holds it: the build cannot copy a "
+                        "folder into itself"
+                    )
+                else:
+                    walk(path, name, (*within, real))
+            elif path.is_file():
+                files.append((path, name))
+
+    start = root / package
+    if start.is_dir():
+        walk(start, PurePosixPath(package), (start.resolve(),))
+    return files, unfollowed
+
+
 def pattern_problem(pattern: str, packages: tuple[str, ...]) -> str | None:
     """Why an include pattern can name no file the build copies (your tools' own); None when it can."""
     yours = [package for package in packages if package != "handler"] or ["tools"]
@@ -138,6 +176,10 @@ class Copied:
     said: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
 
+    def stop(self) -> str:
+        """The line that ends the list of what stops the build."""
+        return f"The build stops: {len(self.refused)} problem(s) with what tools/ would ship, each named above."
+
 
 def copy_packages(artifact: Path, packages: tuple[str, ...] = PACKAGES, root: Path = ROOT) -> Copied:
     """Copy what belongs of each package into `artifact`; say each file of tools/ left behind, not local,
@@ -152,10 +194,11 @@ def copy_packages(artifact: Path, packages: tuple[str, ...] = PACKAGES, root: Pa
     shipped: dict[str, int] = dict.fromkeys(included, 0)
     local: dict[str, list[str]] = {pattern: [] for pattern in included}
     for package in packages:
-        for path in sorted((root / package).rglob("*")):
-            if not path.is_file() or "__pycache__" in path.parts:
-                continue
-            relative = PurePosixPath(path.relative_to(root).as_posix())
+        files, unfollowed = package_files(root, package)
+        copied.refused += unfollowed
+        linked = sorted({folder for _, relative in files for folder in _linked_folders(root, relative)})
+        copied.said += [f"copied {folder}/ from where it links, {(root / folder).readlink()}" for folder in linked]
+        for path, relative in files:
             named_by = [pattern for pattern in included if matches(relative, pattern)]
             if belongs(relative, included):
                 target = artifact / relative
@@ -189,24 +232,54 @@ def copy_packages(artifact: Path, packages: tuple[str, ...] = PACKAGES, root: Pa
     return copied
 
 
-def copy_library_runtime(artifact: Path) -> None:
-    """Copy median_lambda's runtime modules, from where this venv has it, into `artifact`/median_lambda."""
+def _linked_folders(root: Path, relative: PurePosixPath) -> list[str]:
+    """The folders on a file's way down from the project that are links: the build names each it follows."""
+    return [parent.as_posix() for parent in list(relative.parents)[:-1] if (root / parent).is_symlink()]
+
+
+def running_library() -> Path:
+    """The folder that holds the median_lambda this process runs (a venv's site-packages, or the library's src/)."""
     import median_lambda
 
-    library = Path(median_lambda.__file__).resolve().parent
-    for path in sorted(library.rglob("*.py")):
-        relative = PurePosixPath(path.relative_to(library).as_posix())
-        if relative.parts[0] in DEVELOPER_PARTS or not is_module(relative):
-            continue
+    return Path(median_lambda.__file__).resolve().parent.parent
+
+
+def library_modules(library: Path, *, runtime: bool = True) -> dict[PurePosixPath, Path]:
+    """median_lambda's modules in a folder that holds it, by their names in the package: its runtime's (what the
+    artifact ships) or, `runtime=False`, all of them."""
+    package = library / "median_lambda"
+    modules = {}
+    for path in sorted(package.rglob("*.py")):
+        relative = PurePosixPath(path.relative_to(package).as_posix())
+        if is_module(relative) and not (runtime and relative.parts[0] in DEVELOPER_PARTS):
+            modules[relative] = path
+    return modules
+
+
+def library_differences(ours: Path, locked: Path, *, runtime: bool = True) -> list[str]:
+    """Each module of median_lambda that is not byte for byte the same in the two folders holding it, said."""
+    mine, theirs = library_modules(ours, runtime=runtime), library_modules(locked, runtime=runtime)
+    differences = [f"{name} differs" for name in sorted(mine.keys() & theirs.keys())
+                   if mine[name].read_bytes() != theirs[name].read_bytes()]  # fmt: skip
+    differences += [f"{name} is not in the locked one" for name in sorted(mine.keys() - theirs.keys())]
+    differences += [f"{name} is missing" for name in sorted(theirs.keys() - mine.keys())]
+    return differences
+
+
+def copy_library_runtime(artifact: Path, library: Path | None = None) -> None:
+    """Copy median_lambda's runtime modules from the folder `library` that holds it (the one uv.lock pins, as the
+    build installs it; this process's by default) into `artifact`/median_lambda."""
+    for relative, path in library_modules(library or running_library()).items():
         target = artifact / "median_lambda" / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
 
 
-def copy_sources(artifact: Path, root: Path = ROOT) -> Copied:
-    """The project's packages and the library's runtime into `artifact`: what was said, and what stops the build."""
+def copy_sources(artifact: Path, root: Path = ROOT, library: Path | None = None) -> Copied:
+    """The project's packages and the library's runtime (from `library`, see copy_library_runtime) into
+    `artifact`: what was said, and what stops the build."""
     copied = copy_packages(artifact, PACKAGES, root)
-    copy_library_runtime(artifact)
+    copy_library_runtime(artifact, library)
     return copied
 
 
@@ -221,9 +294,6 @@ def main(argv: list[str]) -> int:
     for line in copied.refused:
         print(line, file=sys.stderr)
     if copied.refused:
-        print(
-            f"The build stops: {len(copied.refused)} include pattern(s) ship nothing a tool could read.",
-            file=sys.stderr,
-        )
+        print(copied.stop(), file=sys.stderr)
         return 1
     return 0

@@ -21,28 +21,34 @@ its summary at the end of `make test` come with median-lambda, as a pytest plugi
 
 from __future__ import annotations
 
-from median_lambda.contract import (
-    test_artifact,
-    test_iam_patterns_own_stack,
-    test_idempotency,
-    test_manifest,
-    test_permissions_boundary,
-    test_pipeline_role,
-    test_post,
-    test_signature,
-)
+import importlib
+from typing import Any
 
 # The suite's modules, in the order `make test` runs and summarises them.
-SUITE = (
-    test_signature,
-    test_manifest,
-    test_post,
-    test_idempotency,
-    test_artifact,
-    test_permissions_boundary,
-    test_pipeline_role,
-    test_iam_patterns_own_stack,
+SUITE_MODULES = (
+    "test_signature",
+    "test_manifest",
+    "test_post",
+    "test_idempotency",
+    "test_artifact",
+    "test_permissions_boundary",
+    "test_pipeline_role",
+    "test_iam_patterns_own_stack",
 )
-# Every test of every module, and nothing else, for `from median_lambda.contract import *`.
-__all__ = [name for module in SUITE for name in vars(module) if name.startswith("test_")]
-globals().update({name: getattr(module, name) for module in SUITE for name in vars(module) if name.startswith("test_")})
+
+
+def __getattr__(name: str) -> Any:
+    """The suite's tests (and `__all__`, every one of them), imported the first time one is asked for.
+
+    pytest imports this package with the suite's fixtures (median_lambda.contract.fixtures) in every
+    run of a venv that has median-lambda; the suite itself, and what it needs of the `dev` extra
+    (PyYAML, SAM's translator), only in a run that imports it: `from median_lambda.contract import *`.
+    """
+    if name in SUITE_MODULES or not (name == "__all__" or name.startswith("test_")):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")  # a module is imported as one
+    suite = [importlib.import_module(f"{__name__}.{module}") for module in SUITE_MODULES]
+    tests = {test: value for module in suite for test, value in vars(module).items() if test.startswith("test_")}
+    globals().update(tests, __all__=list(tests))
+    if name not in tests and name != "__all__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return globals()[name]

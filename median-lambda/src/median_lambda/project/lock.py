@@ -10,6 +10,7 @@ and check the library's tooling/ with this module itself (maintainer.mk):
     python -m median_lambda.project.lock check-tooling                  # exit 1, naming `make lock`, if one is stale
     python -m median_lambda.project.lock tool-requirements NAME         # a tool's requirements, pinned and hashed
     python -m median_lambda.project.lock check                          # as `median lock --check`
+    python -m median_lambda.project.lock library                        # the median-lambda uv.lock pins, one line
 
 Each runs uv, the one beside this interpreter (the dev venv's, which the project's lock pins).
 """
@@ -21,6 +22,7 @@ import re
 import subprocess
 import sys
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -45,8 +47,94 @@ _RELEASE = re.compile(r"^v(\d+\.\d+\.\d+)$")
 _DESCRIBED = re.compile(r"(?:^|-g)([0-9a-f]{7,40})$")
 
 
+LIBRARY = "median-lambda"
+# uv.lock's kinds of source for a package that is a folder of the project (a workspace member, a path).
+_FOLDER_SOURCES = ("editable", "directory", "path", "virtual")
+
+
 class LockError(Exception):
     """uv.lock cannot answer: stale, unreadable, or uv failed."""
+
+
+@dataclass(frozen=True)
+class LockedLibrary:
+    """median-lambda as uv.lock pins it: its version, and where it comes from (the lock's `source` table:
+    `registry`, a package index; `git`, a repository's commit; `editable`, `directory` or `path`, a folder)."""
+
+    version: str
+    source: dict[str, str]
+
+    @property
+    def kind(self) -> str:
+        return next(iter(self.source), "")
+
+    @property
+    def origin(self) -> str:
+        """Where it comes from, as a person reads it: the index, the repository and commit, or the folder."""
+        where = self.source.get(self.kind, "")
+        if self.kind == "git":
+            url, _, commit = where.partition("#")
+            return f"{url.split('?')[0]} at commit {commit[:12]}"
+        if self.kind == "registry":
+            return f"the index {where}"
+        return f"the folder {where}"
+
+    def __str__(self) -> str:
+        # A folder's version is its own to say (the lock records none for a dynamic one): read once installed.
+        return f"{LIBRARY} {self.version or "(its folder's version)"} from {self.origin}"
+
+
+def locked_library(lock: Path = LOCK) -> LockedLibrary:
+    """The median-lambda uv.lock pins (LockError where it pins none, or several)."""
+    try:
+        packages = tomllib.loads(lock.read_text(encoding="utf-8")).get("package", [])
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise LockError(f"{lock.name} cannot be read ({error}): {FIX}") from None
+    entries = [package for package in packages if package.get("name") == LIBRARY]
+    if len(entries) != 1:
+        raise LockError(f"{lock.name} pins {len(entries)} versions of {LIBRARY}, not one: {FIX}")
+    return LockedLibrary(str(entries[0].get("version", "")), dict(entries[0].get("source", {})))
+
+
+def locked_library_requirement(project: Path = ROOT) -> str:
+    """median-lambda as a requirements file gives it to an installer, exactly as uv.lock pins it: a folder's
+    path; or uv's own export of the lock's line, an index's `==` with every hash the lock records, or a git commit."""
+    library = locked_library(project / "uv.lock")
+    if library.kind in _FOLDER_SOURCES:
+        return f"{(project / library.source[library.kind]).resolve()}\n"
+    exported = artifact_requirements(project=project, export=("--no-default-groups", "--no-editable"))
+    requirements = exported.replace("\\\n", " ").splitlines()
+    found = [line for line in requirements if line.startswith((f"{LIBRARY}==", f"{LIBRARY} @ "))]
+    if len(found) != 1:
+        raise LockError(f"uv export gave no single line for {LIBRARY} from {project / 'uv.lock'}: {FIX}")
+    return f"{found[0]}\n"
+
+
+def install_locked_library(target: Path, project: Path = ROOT) -> LockedLibrary:
+    """Install the median-lambda uv.lock pins, alone, into the folder `target`, as the build ships it: from
+    the index with the lock's hashes checked, from the locked commit, or built from the locked folder anew."""
+    library = locked_library(project / "uv.lock")
+    target.mkdir(parents=True, exist_ok=True)
+    requirements = target.parent / f"{target.name}-requirements.txt"
+    requirements.write_text(locked_library_requirement(project), encoding="utf-8")
+    options = []
+    if library.kind == "registry":
+        # The index the lock took it from (a company's, say), not whichever this machine would ask.
+        index = library.source["registry"]
+        options += ["--require-hashes", "--index-url", index] if "://" in index else ["--find-links", index]
+    if library.kind in _FOLDER_SOURCES:
+        # uv keys a folder's built wheel on its pyproject.toml, not its modules: built anew, never a stale one.
+        options += ["--refresh-package", LIBRARY]
+    installed = uv(
+        "pip", "install", "--quiet", "--python", sys.executable, "--target", str(target), "--no-deps",
+        *options, "--requirement", str(requirements), project=None,
+    )  # fmt: skip
+    requirements.unlink()
+    if installed.returncode != 0:
+        raise LockError(f"installing {library} as uv.lock pins it failed: {installed.stderr.strip()}")
+    metadata = sorted(target.glob(f"{LIBRARY.replace('-', '_')}-*.dist-info"))
+    version = metadata[0].name.removesuffix(".dist-info").partition("-")[2] if metadata else library.version
+    return LockedLibrary(version, library.source)
 
 
 def uv_executable() -> str:
@@ -103,15 +191,6 @@ def stale_lock_problem(project: Path = ROOT) -> str | None:
     return f"uv.lock could not be checked against pyproject.toml ({cause}): {FIX}"
 
 
-def locked_library(lock: Path = LOCK) -> tuple[str, dict[str, str]]:
-    """median-lambda as uv.lock pins it: its version, and where from (`{"git": URL}`, `{"registry": URL}`, ...)."""
-    packages = tomllib.loads(lock.read_text(encoding="utf-8")).get("package", [])
-    entries = [package for package in packages if package.get("name") == "median-lambda"]
-    if len(entries) != 1:
-        raise LockError(f"{lock.name} holds {len(entries)} versions of median-lambda, not one: {FIX}")
-    return str(entries[0].get("version", "")), dict(entries[0].get("source", {}))
-
-
 def _git_pin(url: str) -> tuple[str, str]:
     """A locked git source's ref as pyproject.toml named it (`tag v3.0.0`, `rev <hash>`), and the commit uv locked."""
     parts = urlsplit(url)
@@ -140,7 +219,8 @@ def library_disagreement(project: Path = ROOT) -> str | None:
     if found is None:
         return None
     recorded = found[1]
-    version, source = locked_library(lock)
+    locked = locked_library(lock)
+    version, source = locked.version, locked.source
     release = _RELEASE.match(recorded)
     # A commit no release tag names, as `git describe` gives it: `v3.0.0-4-gabc1234`, or `abc1234` in a template
     # with no tags. Another tag's name says nothing this can check offline.
@@ -280,6 +360,8 @@ def main(argv: list[str]) -> int:
             print(uv_requirement())
         elif command == "artifact-requirements":
             print(artifact_requirements(), end="")
+        elif command == "library":
+            print(locked_library())
         elif command == "tooling":
             lock_tooling(arguments, directory)
         elif command == "tool-requirements" and len(arguments) == 1:

@@ -43,7 +43,9 @@ class MedianAWS:
         self._environment = environment
 
     def client(self, service: str) -> Any:
-        """A boto3 client for `service`, on moto's server, for the test's own setup and checks.
+        """A boto3 client for `service`, on moto's server, for the test's own setup and checks, signed with the
+        run's credential whatever the environment holds: `MedianAWS(median_aws_endpoint).client(...)` serves a
+        fixture of wider scope too.
 
         Made once per server, region and service, and shared by the tests of a run: making one costs
         ~25 ms (botocore reads the service's model anew for each), a suite's whole second over a few
@@ -119,7 +121,17 @@ class MedianAWS:
 def _client(endpoint: str, region: str, service: str) -> Any:
     import boto3
 
-    return boto3.client(service, endpoint_url=endpoint, region_name=region)  # type: ignore[call-overload]
+    from median_lambda.testing.no_aws import run_credentials
+
+    # The run's credential, which moto's server answers alone, in a session of its own: whatever the environment
+    # holds (a conftest's fake keys), and whatever boto3's default session first read (another test's).
+    credentials = run_credentials()
+    session = boto3.session.Session(
+        aws_access_key_id=credentials.access_key_id,
+        aws_secret_access_key=credentials.secret_access_key,
+        region_name=region,
+    )
+    return session.client(service, endpoint_url=endpoint)  # type: ignore[call-overload]
 
 
 def forget_what_a_container_keeps() -> None:

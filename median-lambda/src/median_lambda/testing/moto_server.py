@@ -50,7 +50,6 @@ middleware around it: the same moto, twenty lines more.
 from __future__ import annotations
 
 import datetime
-import functools
 import hashlib
 import hmac
 import io
@@ -58,13 +57,11 @@ import json
 import logging
 import os
 import re
-import secrets
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from median_lambda.testing.no_aws import aws_error
+from median_lambda.testing.no_aws import LocalCredentials, aws_error, run_credentials
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -103,50 +100,31 @@ _REAL_ACCOUNT_VARIABLES = (
 SERVICE_ENDPOINT_PREFIX = "AWS_ENDPOINT_URL_"
 
 
-@dataclass(frozen=True)
-class LocalCredentials:
-    """The credential a local moto server answers to: made at random for a run, known only to its processes."""
-
-    access_key_id: str
-    secret_access_key: str = field(repr=False)
-
-    @classmethod
-    def generate(cls) -> LocalCredentials:
-        # An access key id as AWS shapes one (20 upper-case characters), never a real account's (AKIA/ASIA).
-        return cls(f"LOCAL{secrets.token_hex(8).upper()[:15]}", secrets.token_urlsafe(32))
-
-    def environment(self) -> dict[str, str]:
-        """The variables boto3 reads it from, first in its chain."""
-        return {"AWS_ACCESS_KEY_ID": self.access_key_id, "AWS_SECRET_ACCESS_KEY": self.secret_access_key}
-
-
-@functools.cache
-def run_credentials() -> LocalCredentials:
-    """This process's credential for the moto servers it starts, made once: the test session's clients
-    and `make serve`'s tools sign with it, and a process they start inherits it with their environment."""
-    return LocalCredentials.generate()
-
-
 def aws_environment(
-    endpoint: str, region: str, current: Iterable[str] = (), credentials: LocalCredentials | None = None
+    endpoint: str | None,
+    region: str,
+    current: Iterable[str] = (),
+    credentials: LocalCredentials | None = None,
 ) -> tuple[dict[str, str], list[str]]:
     """The variables that point every boto3 client at `endpoint` and nowhere else: (to set, to unset).
 
     `current` is the names the environment holds now, so a service's own endpoint variable is unset too.
     The run's credential (`credentials`, this process's by default) comes first in boto3's chain,
     and its config and credentials files are none, so a developer's profile, keys, SSO session or
-    `endpoint_url` in ~/.aws never applies.
+    `endpoint_url` in ~/.aws never applies. With no `endpoint`, none is named either: clients go to
+    AWS's own addresses, where a test's guard (median_lambda/testing/no_aws.py) or moto's `mock_aws` answers them.
     """
     to_set = {
         **(credentials or run_credentials()).environment(),
-        "AWS_ENDPOINT_URL": endpoint,
         "AWS_DEFAULT_REGION": region,
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
         "AWS_EC2_METADATA_DISABLED": "true",
     }
     services = [name for name in current if name.startswith(SERVICE_ENDPOINT_PREFIX)]
-    return to_set, [*_REAL_ACCOUNT_VARIABLES, *services]
+    if endpoint is None:
+        return to_set, [*_REAL_ACCOUNT_VARIABLES, "AWS_ENDPOINT_URL", *services]
+    return {**to_set, "AWS_ENDPOINT_URL": endpoint}, [*_REAL_ACCOUNT_VARIABLES, *services]
 
 
 class LoopbackOnly:
