@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from median_lambda import ToolContext, diagnostics, tool
+from median_lambda.testing import FakeLambdaContext, call_body, signed_event
 from pydantic import BaseModel, Field, field_validator
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ def test_the_inspector_shows_no_crash_for_an_answer_that_is_no_crash() -> None:
     assert (view["status"], view["crash"]) == (422, None)
 
 
-def test_a_crash_outside_the_tool_is_printed_whole(
+def test_a_validator_that_crashes_is_the_tools_crash_printed_from_the_authors_frames(
     client: MedianTestClient, capsys: pytest.CaptureFixture[str], scratch_registry: Registry
 ) -> None:
     # GIVEN a model whose validator raises what pydantic does not turn into a 422 (not a ValueError)
@@ -199,12 +200,40 @@ def test_a_crash_outside_the_tool_is_printed_whole(
     # WHEN it is called
     answer = client.call("strictNote", {"note": CUSTOMER_NOTE})
     printed = capsys.readouterr().err
+    # THEN it is that tool's crash, before it ran: a 500 without the message, and stderr has it, from the
+    # author's validator on
+    assert answer.status == 500
+    assert answer.body["error"]["code"] == "internal_error"
+    assert answer.body["error"]["message"].startswith("The tool failed on the server before it ran, checking its input")
+    assert CUSTOMER_NOTE not in str(answer.body)
+    assert "Tool strictNote's input model crashed; its answer is 500 internal_error, reference " in printed
+    assert f"RuntimeError: lookup service down for {CUSTOMER_NOTE}" in printed
+    assert "in looked_up" in printed and "median_lambda/app.py" not in printed
+
+
+class _ContextThatCannotTellItsTime(FakeLambdaContext):
+    def get_remaining_time_in_millis(self) -> int:
+        raise RuntimeError(f"no clock for {CUSTOMER_NOTE}")
+
+
+def test_a_crash_outside_the_tool_is_printed_whole(
+    client: MedianTestClient, capsys: pytest.CaptureFixture[str], scratch_registry: Registry
+) -> None:
+    # GIVEN a tool, and a Lambda context that fails the handler itself when asked for its time
+    @tool(risk="low", name="plainNote")
+    def plain_note(args: NoteInput) -> dict[str, object]:
+        """Take a note."""
+        return {}
+
+    # WHEN it is called
+    answer = client.send(signed_event("POST", call_body("plainNote", {"note": "x"})), _ContextThatCannotTellItsTime())
+    printed = capsys.readouterr().err
     # THEN the handler's last defence answers 500 without the message, and stderr has it, with every frame
     assert (answer.status, answer.body["error"]["code"]) == (500, "internal_error")
     assert CUSTOMER_NOTE not in str(answer.body)
     assert "The request crashed; its answer is 500 internal_error, reference " in printed
-    assert f"RuntimeError: lookup service down for {CUSTOMER_NOTE}" in printed
-    assert "in looked_up" in printed and "median_lambda/app.py" in printed
+    assert f"RuntimeError: no clock for {CUSTOMER_NOTE}" in printed
+    assert "in get_remaining_time_in_millis" in printed and "median_lambda/app.py" in printed
 
 
 def test_a_tool_that_declines_prints_nothing(

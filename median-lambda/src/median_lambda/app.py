@@ -261,7 +261,7 @@ def _sendable(response: dict[str, Any], context: LambdaContext | None) -> dict[s
     return error_answer(500, ErrorCode.INTERNAL_ERROR, message, post=post)
 
 
-def _last_resort(error: Exception, context: LambdaContext | None) -> dict[str, Any]:
+def _last_resort(error: BaseException, context: LambdaContext | None) -> dict[str, Any]:
     """A JSON 500 for an error nothing else answered, made with nothing imported and no file opened.
 
     What failed may be the container itself: with no file descriptor left, an import fails too
@@ -292,7 +292,7 @@ def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     invocation_started(context)  # every line it logs carries its request id
     try:
         return _sendable(_serve(event, context), context)
-    except Exception as error:  # the last line of defence: Median gets JSON, never a Lambda error
+    except BaseException as error:  # the last line of defence, SystemExit too: Median gets JSON, never a Lambda error
         return _last_resort(error, context)
     finally:
         time_limits.lift_all()  # none outlasts its invocation, whatever ended it

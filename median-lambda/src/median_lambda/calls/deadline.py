@@ -29,10 +29,27 @@ if TYPE_CHECKING:
 
 
 class ToolTimedOut(Exception):
-    """The tool did not finish in the time it had; whether its work was done is unknown."""
+    """The tool did not finish in the time it had; whether its work was done is unknown.
+
+    `work_left_running`: work the call started may still be running (see the module's docstring).
+    `stopped`: what the limit raised where the tool was, its traceback showing the place; `left_in`: the
+    worker thread left running it. Either tells the author where it was (median_lambda/authoring/local_crash.py).
+    """
+
+    def __init__(
+        self,
+        *,
+        work_left_running: bool = False,
+        stopped: BaseException | None = None,
+        left_in: threading.Thread | None = None,
+    ) -> None:
+        super().__init__("the tool did not finish in the time it had")
+        self.work_left_running = work_left_running
+        self.stopped = stopped
+        self.left_in = left_in
 
 
-class _DeadlinePassed(BaseException):
+class DeadlinePassed(time_limits.Stopped):
     """Raised inside the tool by the alarm: a BaseException, so a tool's `except Exception` cannot swallow it."""
 
 
@@ -67,21 +84,37 @@ def call_within(
 def _with_alarm(
     seconds: float, function: Callable[..., Any], kwargs: dict[str, Any], interrupt_after: float | None
 ) -> Any:
-    # Lifted by depth, not by the Limits pushed: the alarm may come before the push returns.
+    # Lifted by depth, not by the Limits pushed: nothing is raised here (median_lambda's own code), but a
+    # limit inside may be left armed by code that never lifted it.
     armed = time_limits.depth()
+    stopping = None
     try:
         try:
-            time_limits.push_stop_and_interrupt(seconds, _DeadlinePassed, interrupt_after, OutboundTimeUp)
+            stopping = time_limits.push_stop_and_interrupt(seconds, DeadlinePassed, interrupt_after, OutboundTimeUp)
             return function(**kwargs)
         finally:
             time_limits.lift_to(armed)
-    except _DeadlinePassed:
-        time_limits.lift_to(armed)  # raised before the lift above could run
-        raise ToolTimedOut from None
+    except DeadlinePassed as stopped:
+        waited = stopping is not None and stopping.stopped_waiting_on_other_work
+        raise ToolTimedOut(work_left_running=waited, stopped=_first(stopped)) from None
+
+
+def _first(stopped: BaseException) -> BaseException:
+    """The first DeadlinePassed of those its repeats raised while the tool unwound: where the tool was."""
+    first = stopped
+    seen = {id(stopped)}
+    link = stopped.__context__
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, DeadlinePassed):
+            first = link
+        link = link.__context__
+    return first
 
 
 def in_worker_thread(seconds: float | None, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """function(**kwargs) in a thread of its own, left behind with ToolTimedOut after `seconds` (None: waited for).
+    """function(**kwargs) in a thread of its own, left behind, still running, with ToolTimedOut after `seconds`
+    (None: waited for).
 
     It runs in a copy of the caller's context: what the call set in a ContextVar (the time its
     outbound calls must end by) holds in the thread too.
@@ -99,7 +132,7 @@ def in_worker_thread(seconds: float | None, function: Callable[..., Any], kwargs
     worker.start()
     worker.join(seconds)
     if not outcome:
-        raise ToolTimedOut
+        raise ToolTimedOut(work_left_running=True, left_in=worker)
     finished, value = outcome[0]
     if finished:
         return value
