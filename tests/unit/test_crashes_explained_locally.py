@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import inspect
 import json
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -317,3 +319,54 @@ def test_the_inspector_shows_no_cause_for_a_tool_error_without_one(scratch_regis
     view = _inspector_call("declinesPlainly")
     # THEN the answer stands alone
     assert (view["errorCode"], view["cause"], view["crash"]) == ("tool_error", None, None)
+
+
+def _wait_for_the_carrier(seconds: float) -> None:
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        time.sleep(0.01)  # the line a slow tool is stuck at
+
+
+_STUCK_LINE = f"line {inspect.getsourcelines(_wait_for_the_carrier)[1] + 3}, in _wait_for_the_carrier"
+
+
+@pytest.fixture
+def slow_tool(scratch_registry: Registry) -> None:
+    @tool(risk="low", name="slowCarrier", idempotent=False)
+    def slow_carrier(args: NoteInput) -> dict[str, object]:
+        """Ask a carrier that is slow today."""
+        _wait_for_the_carrier(5.0)
+        return {}
+
+
+def _called_with_a_second(client: MedianTestClient) -> TestAnswer:
+    return client.send(
+        signed_event("POST", call_body("slowCarrier", {"note": CUSTOMER_NOTE})), FakeLambdaContext(timeout_seconds=1.0)
+    )
+
+
+@pytest.mark.usefixtures("slow_tool")
+@pytest.mark.parametrize("thread", ["main", "a thread of its own"])
+def test_a_tool_stopped_at_its_deadline_shows_where_it_was_off_lambda(
+    client: MedianTestClient, capsys: pytest.CaptureFixture[str], local_run: str, thread: str
+) -> None:
+    # GIVEN a tool stuck in a helper of its author's, called off Lambda: on the main thread (a test), where it is
+    # stopped, or on a thread of its own (make serve's), where it is left running in a worker thread
+    # WHEN its time runs out
+    if thread == "main":
+        answer = _called_with_a_second(client)
+    else:
+        answers: list[TestAnswer] = []
+        caller = threading.Thread(target=lambda: answers.append(_called_with_a_second(client)), daemon=True)
+        caller.start()
+        caller.join(10)
+        [answer] = answers
+    printed = capsys.readouterr().err
+    # THEN it is answered 504, and stderr says where it was, under that reference: the author's file and line
+    assert answer.status == 504
+    reference = answer.body["error"]["message"].rsplit("Reference ", 1)[-1].rstrip(".")
+    assert f"Tool slowCarrier timed out; its answer is 504 timeout, reference {reference}. Here, not deployed" in printed
+    traceback_lines = printed.split("Traceback (most recent call last):\n", 1)[1].splitlines()
+    assert traceback_lines[0].startswith('  File "tests/unit/test_crashes_explained_locally.py", line ')
+    assert _STUCK_LINE in printed
+    assert "median_lambda" not in printed

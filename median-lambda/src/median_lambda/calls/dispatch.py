@@ -276,7 +276,7 @@ def _timed_out(
     # What the tool raised once its outbound calls were cut short is named by its type, never its text.
     raised_type = {"error_type": type(raised).__name__} if raised is not None else {}
     logger.error(f"{what} timed out", extra={"call_id": ctx.call_id, "reference": reference, **raised_type})
-    if not running_in_deployed_lambda() and stopped is not None:
+    if stopped is not None:
         from median_lambda.authoring.local_crash import explain_timeout_locally  # only a timeout pays for it
 
         explain_timeout_locally(what, reference, stopped.stopped, stopped.left_in)
