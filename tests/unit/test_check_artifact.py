@@ -14,6 +14,7 @@ from median_lambda.build.check import check
 from median_lambda.build.sources import DEVELOPER_PARTS
 from median_lambda.manifest.build import build_manifest
 from median_lambda.project.lock import locked_artifact_versions
+from median_lambda.project.sam_config import runtime_python
 
 from tests.project_copy import copy_project
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 ELF_AARCH64, ELF_X86_64 = 183, 62
+PYTHON = runtime_python(ROOT / "template.yaml")  # template.yaml's Runtime: python3.13 -> "3.13"
 
 
 def shared_object(path: Path, machine: int) -> None:
@@ -42,7 +44,7 @@ def dist_info(root: Path, name: str, version: str) -> Path:
 @pytest.fixture(scope="session")
 def locked_for_arm64() -> dict[str, str]:
     """What the committed uv.lock puts into an arm64 artifact."""
-    return locked_artifact_versions("aarch64")
+    return locked_artifact_versions("aarch64", PYTHON)
 
 
 @pytest.fixture
@@ -65,7 +67,7 @@ def test_a_well_built_artifact_passes(artifact: Path) -> None:
     # GIVEN an artifact built for arm64 and CPython 3.13
     # WHEN it is checked for arm64
     # THEN nothing is wrong
-    assert check(artifact, "arm64") == []
+    assert check(artifact, "arm64", PYTHON) == []
 
 
 def test_wheels_for_another_architecture_are_caught(artifact: Path) -> None:
@@ -73,7 +75,7 @@ def test_wheels_for_another_architecture_are_caught(artifact: Path) -> None:
     (artifact / "pydantic_core" / "_pydantic_core.cpython-313-aarch64-linux-gnu.so").unlink()
     shared_object(artifact / "pydantic_core" / "_pydantic_core.cpython-313-x86_64-linux-gnu.so", ELF_X86_64)
     # WHEN it is checked
-    problems = check(artifact, "arm64")
+    problems = check(artifact, "arm64", PYTHON)
     # THEN the check names the module and both machines
     assert any("_pydantic_core" in problem and "x86_64, not aarch64" in problem for problem in problems)
 
@@ -85,7 +87,15 @@ def test_wheels_for_another_python_are_caught(artifact: Path) -> None:
     )
     # WHEN it is checked
     # THEN the check says it is for another Python
-    assert any("another Python than 3.13" in problem for problem in check(artifact, "arm64"))
+    assert any("another Python than 3.13" in problem for problem in check(artifact, "arm64", PYTHON))
+
+
+def test_an_artifact_for_the_python_the_template_left_is_caught(artifact: Path) -> None:
+    # GIVEN an artifact built for python3.13, and a template since moved to python3.14
+    # WHEN it is checked for the template's Python
+    problems = check(artifact, "arm64", "3.14", locked={})
+    # THEN the check says its compiled modules are for another Python: build again
+    assert any("built for another Python than 3.14 (cpython-314)" in problem for problem in problems)
 
 
 @pytest.mark.parametrize("stray", ["tests/test_x.py", ".venv/pyvenv.cfg", "handler/__pycache__/app.cpython-311.pyc"])
@@ -95,7 +105,7 @@ def test_workspace_files_in_the_artifact_are_caught(artifact: Path, stray: str) 
     (artifact / stray).write_text("")
     # WHEN it is checked
     # THEN the check names it
-    assert any(stray.split("/")[0] in problem for problem in check(artifact, "arm64"))
+    assert any(stray.split("/")[0] in problem for problem in check(artifact, "arm64", PYTHON))
 
 
 def test_bytecode_for_the_runtimes_python_is_welcome(artifact: Path) -> None:
@@ -104,7 +114,7 @@ def test_bytecode_for_the_runtimes_python_is_welcome(artifact: Path) -> None:
     (artifact / "median_lambda" / "__pycache__" / "app.cpython-313.pyc").write_bytes(b"")
     # WHEN it is checked
     # THEN nothing is wrong: it spares Lambda a compile at every cold start
-    assert check(artifact, "arm64") == []
+    assert check(artifact, "arm64", PYTHON) == []
 
 
 def test_a_missing_or_stale_prebuilt_manifest_is_caught(artifact: Path) -> None:
@@ -112,9 +122,9 @@ def test_a_missing_or_stale_prebuilt_manifest_is_caught(artifact: Path) -> None:
     (artifact / "median_lambda" / "manifest.json").write_text('{"version":1,"tools":[],"diagnostics":false}')
     # WHEN it is checked
     # THEN the check says to build again; and a missing one is named too
-    assert any("differs from the manifest" in problem for problem in check(artifact, "arm64"))
+    assert any("differs from the manifest" in problem for problem in check(artifact, "arm64", PYTHON))
     (artifact / "median_lambda" / "manifest.json").unlink()
-    assert "median_lambda/manifest.json is missing" in check(artifact, "arm64")
+    assert "median_lambda/manifest.json is missing" in check(artifact, "arm64", PYTHON)
 
 
 def test_a_missing_or_stale_library_is_caught(artifact: Path) -> None:
@@ -122,11 +132,11 @@ def test_a_missing_or_stale_library_is_caught(artifact: Path) -> None:
     (artifact / "median_lambda" / "_version.py").write_text('__version__ = "0.9.0"\n')
     # WHEN it is checked
     # THEN the check names both versions and says to build again; and a missing one is named too
-    assert check(artifact, "arm64") == [
+    assert check(artifact, "arm64", PYTHON) == [
         f"median_lambda/_version.py says '0.9.0', the locked median-lambda is {__version__!r}: build again"
     ]
     (artifact / "median_lambda" / "_version.py").unlink()
-    assert check(artifact, "arm64") == ["median_lambda/_version.py is missing"]
+    assert check(artifact, "arm64", PYTHON) == ["median_lambda/_version.py is missing"]
 
 
 def test_a_developers_part_of_the_library_in_the_artifact_is_caught(artifact: Path) -> None:
@@ -136,7 +146,7 @@ def test_a_developers_part_of_the_library_in_the_artifact_is_caught(artifact: Pa
         (artifact / "median_lambda" / part).write_text("")
     # WHEN it is checked
     # THEN each is named as never to be deployed
-    problems = check(artifact, "arm64")
+    problems = check(artifact, "arm64", PYTHON)
     for part in ("testing", "cli"):
         assert (
             f"median_lambda/{part} is in the artifact: a developer's part of median-lambda, never deployed" in problems
@@ -148,7 +158,7 @@ def test_the_inspector_in_the_artifact_is_caught(artifact: Path) -> None:
     (artifact / "median_lambda" / "inspector.html").write_text("<title>inspector</title>")
     # WHEN it is checked
     # THEN the check names it as the dev server's, which must never be deployed
-    assert "median_lambda/inspector.html is part of the local dev server" in check(artifact, "arm64")
+    assert "median_lambda/inspector.html is part of the local dev server" in check(artifact, "arm64", PYTHON)
 
 
 def test_a_package_at_another_version_than_the_lock_is_caught(artifact: Path, locked_for_arm64: dict[str, str]) -> None:
@@ -157,7 +167,7 @@ def test_a_package_at_another_version_than_the_lock_is_caught(artifact: Path, lo
     shutil.rmtree(artifact / f"pydantic-{locked}.dist-info")
     dist_info(artifact, "pydantic", "2.0.0")
     # WHEN it is checked
-    problems = check(artifact, "arm64")
+    problems = check(artifact, "arm64", PYTHON)
     # THEN the check names the package, both versions, and how to get the locked one
     assert (
         f"pydantic 2.0.0 is in the artifact, uv.lock has {locked}: build again (make build) from the committed uv.lock"
@@ -173,7 +183,7 @@ def test_a_locked_package_missing_from_the_artifact_is_caught(artifact: Path, lo
     # THEN the check names it, with its locked version
     assert any(
         problem.startswith(f"aws-xray-sdk {locked} is locked for the artifact but not in it")
-        for problem in (check(artifact, "arm64"))
+        for problem in (check(artifact, "arm64", PYTHON))
     )
 
 
@@ -181,7 +191,7 @@ def test_a_package_the_lock_does_not_put_into_the_artifact_is_caught(artifact: P
     # GIVEN botocore in the artifact, as tracing's dependencies would bring it without --no-deps
     dist_info(artifact, "botocore", "1.40.0")
     # WHEN it is checked
-    problems = check(artifact, "arm64")
+    problems = check(artifact, "arm64", PYTHON)
     # THEN the check names it and both ways out: lock it as a runtime dependency, or build again
     assert any(
         problem.startswith("botocore 1.40.0 is in the artifact, but uv.lock does not put it there")
@@ -194,7 +204,7 @@ def test_a_package_the_lock_does_not_put_into_the_artifact_is_caught(artifact: P
 def test_the_lock_gives_each_architecture_the_runtime_group_and_never_the_runtimes_own_sdk(machine: str) -> None:
     # GIVEN the committed uv.lock
     # WHEN it is asked what an artifact for either architecture holds
-    locked = locked_artifact_versions(machine)
+    locked = locked_artifact_versions(machine, PYTHON)
     # THEN median-lambda's runtime and tracing dependencies are there, at exact versions, and boto3 and
     # botocore are not: the Lambda runtime provides them, precompiled
     assert {"aws-lambda-powertools", "pydantic", "pydantic-core", "aws-xray-sdk", "wrapt"} <= set(locked)
@@ -229,7 +239,7 @@ def test_a_local_file_anywhere_in_the_artifact_is_caught(artifact: Path, local: 
     assert (
         f"{local} is in the artifact: a machine's local values or an editor's copy of a file, which the build must "
         "leave behind"
-    ) in check(artifact, "arm64")
+    ) in check(artifact, "arm64", PYTHON)
 
 
 @pytest.mark.parametrize("stray", ["tools/notes.txt", "tools/data/zones.csv", "handler/request/old_responses.py.txt"])
@@ -242,7 +252,7 @@ def test_a_file_of_handler_or_tools_the_build_would_not_copy_is_caught(artifact:
     assert (
         f"{stray} is in the artifact, but the build copies only Python modules and the data files it names "
         "(median_lambda/build/sources.py)"
-    ) in check(artifact, "arm64")
+    ) in check(artifact, "arm64", PYTHON)
 
 
 # A tool of the project's own, as `make new-tool` writes one: the build imports it for the manifest.

@@ -365,7 +365,8 @@ def test_a_tool_stopped_at_its_deadline_shows_where_it_was_off_lambda(
     # THEN it is answered 504, and stderr says where it was, under that reference: the author's file and line
     assert answer.status == 504
     reference = answer.body["error"]["message"].rsplit("Reference ", 1)[-1].rstrip(".")
-    assert f"Tool slowCarrier timed out; its answer is 504 timeout, reference {reference}. Here, not deployed" in printed
+    said = f"Tool slowCarrier timed out; its answer is 504 timeout, reference {reference}. Here, not deployed"
+    assert said in printed
     traceback_lines = printed.split("Traceback (most recent call last):\n", 1)[1].splitlines()
     assert traceback_lines[0].startswith('  File "tests/unit/test_crashes_explained_locally.py", line ')
     assert _STUCK_LINE in printed

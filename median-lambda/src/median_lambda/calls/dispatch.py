@@ -276,10 +276,13 @@ def _timed_out(
     # What the tool raised once its outbound calls were cut short is named by its type, never its text.
     raised_type = {"error_type": type(raised).__name__} if raised is not None else {}
     logger.error(f"{what} timed out", extra={"call_id": ctx.call_id, "reference": reference, **raised_type})
-    if stopped is not None:
-        from median_lambda.authoring.local_crash import explain_timeout_locally  # only a timeout pays for it
+    from median_lambda.authoring.local_crash import explain_timeout_locally  # only a timeout pays for it
 
+    # Where it was: where its time limit stopped it, the thread left running it, or the call cut short.
+    if stopped is not None:
         explain_timeout_locally(what, reference, stopped.stopped, stopped.left_in)
+    else:
+        explain_timeout_locally(what, reference, raised, None)
     if left_running:
         _left_running(what, ctx, tool)
         return Answer(
