@@ -1,13 +1,29 @@
 """Run a tool with a time limit, so that a slow tool gets a 504 `timeout` answer instead of Lambda's abrupt kill.
 
 Why SIGALRM, with a thread as the fallback: the limit must be cheap on the happy path,
-where a warm POST is measured against HMAC + json.loads + json.dumps (~7 us). Arming and
-disarming an interval timer costs ~1 us; starting and joining a thread costs ~120 us. The
-alarm also stops the tool (its exception unwinds the tool's `finally` blocks), where a
-thread left behind would run on into the next invocation. Signal handlers run only in the
-main thread, which is where Lambda calls the handler; elsewhere (a threaded server, a test
-calling from a thread), or when something else owns SIGALRM, the tool runs in a worker
-thread instead and is abandoned, still running, when its time is up.
+where a warm POST is measured against HMAC + json.loads + json.dumps (~9 us). Arming and
+disarming an interval timer costs ~1 us; starting and joining a thread costs ~180 us, and
+handing the tool to a thread kept for it ~19 us (a SimpleQueue each way; ~60 us through a
+ThreadPoolExecutor of one: measured here, docs/performance.md). The alarm also stops the tool
+(its exception unwinds the tool's `finally` blocks), where a thread left behind would run on
+into the next invocation. Signal handlers run only in the main thread, which is where Lambda
+calls the handler; elsewhere (a threaded server, a test calling from a thread), or when
+something else owns SIGALRM, the tool runs in a worker thread instead and is abandoned, still
+running, when its time is up.
+
+The stop is raised again every time_limits.REPEAT_SECONDS until it is back here, so what the
+tool's unwinding waits on (a `with ThreadPoolExecutor` block's join, a `finally` waiting on a
+lock or a queue) is cut short too, and the answer still comes in time. Python cannot stop a
+thread, though: ToolTimedOut says when the work the call started may still be running (its
+stop landed in code waiting on another thread's or a process's work, or it was left running in
+a worker thread), which dispatch answers by keeping the call's record rather than letting a
+retry run the tool beside it (median_lambda/calls/dispatch.py).
+
+What no signal reaches is a C call that does not return to the interpreter until it is done
+(sqlite3 waiting on a locked database, libpq, getaddrinfo): Python runs a handler only between
+two steps of Python code, so such a tool runs past every limit, to Lambda's own timeout
+(docs/writing-tools.md says what follows, and which timeouts to set). Answering in time all the
+same would take the tool off the main thread on every call, at the costs above.
 
 The timer is the process's one (median_lambda/runtime/time_limits.py), shared with the limits armed
 inside a tool's: its AWS calls', and, with `interrupt_after`, the time by which its own outbound

@@ -12,6 +12,16 @@ runs an event loop of its own already (an async test calling MedianTestClient, P
 sync API), asyncio allows no second one there, and the container's loop runs in a worker thread. It is imported only
 when an async tool is first called: asyncio costs a cold start ~10-35 ms that sync tools never pay.
 
+What a call starts ends with it: once the tool's coroutine has ended, whatever its outcome, every
+other task on the loop (a `create_task` not awaited, the write an `asyncio.shield` kept from the
+tool's cancellation) is cancelled and given LEFT_WORK_ENDING_SECONDS to end, so none runs in a
+later call's invocation, or in a project's tests during a later test. One that will not end
+makes the loop be stopped as below, never to run it again, and counts as work the call left
+running, as does work it handed the loop's executor (asyncio.to_thread) that is still running:
+a thread, which nothing can stop (median_lambda/calls/dispatch.py keeps such a call's record). A
+callback scheduled with `loop.call_later` is no task, and asyncio offers no public way to find
+one: it runs at the loop's next turn.
+
 The time limit is the sync tools' (median_lambda/calls/deadline.py): at the deadline asyncio cancels the
 tool, so its `finally` and `async with` blocks run, and the call is answered 504 `timeout`. A
 tool that goes on regardless, by blocking the loop with sync code or by catching its
