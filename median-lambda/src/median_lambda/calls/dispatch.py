@@ -630,12 +630,41 @@ def _validated_in_time(tool: Tool, raw_input: Any, ctx: ToolContext, kept_before
     its own code raises that is no validation error (a validator's KeyError, a SystemExit) is the
     tool's crash, before it ran: a 500 counted in its ToolCrashes.
     """
-    try:
-        return _validated_within(tool, raw_input, ctx, kept_before_tool)
+    try:  # one function, not two: a call costs a warm POST more than a `try` does (nothing)
+        remaining = ctx.remaining_seconds()
+        if remaining is None:
+            return validate_input(tool, raw_input)
+        seconds = remaining - kept_before_tool
+        if seconds <= 0:
+            # What the handler's own steps may take (the table's requests, the answer) is more than is left.
+            logger.error(
+                "Too little time left to run a call safely; answering 504, the tool did not run",
+                extra={"call_id": ctx.call_id, "tool": tool.name, "seconds_short": round(-seconds, 3)},
+            )
+            raise Refusal(
+                504,
+                ErrorCode.TIMEOUT,
+                "This function had too little time left to run the tool safely, so the tool did not run; retry. "
+                f"If this persists, raise the function's timeout. Reference {ctx.reference}.",
+            )
+        try:
+            model: BaseModel = call_within(seconds, validate_input, {"tool": tool, "raw_input": raw_input})
+        except ToolTimedOut:
+            logger.error(
+                "Validating the input took longer than the time left; answering 504, the tool did not run",
+                extra={"call_id": ctx.call_id, "tool": tool.name, "seconds": round(seconds, 3)},
+            )
+            raise Refusal(
+                504,
+                ErrorCode.TIMEOUT,
+                "Checking the input against the tool's schema took longer than the time this function had left, "
+                f"so the tool did not run. Reference {ctx.reference}.",
+            ) from None
     except Refusal:
         raise
     except BaseException as error:
         raise _validation_crashed(tool, error, ctx) from None
+    return model
 
 
 def _validation_crashed(tool: Tool, error: BaseException, ctx: ToolContext) -> Refusal:
@@ -652,39 +681,6 @@ def _validation_crashed(tool: Tool, error: BaseException, ctx: ToolContext) -> R
         ErrorCode.INTERNAL_ERROR,
         f"The tool failed on the server before it ran, checking its input; reference {ctx.reference}.",
     )
-
-
-def _validated_within(tool: Tool, raw_input: Any, ctx: ToolContext, kept_before_tool: float) -> BaseModel:
-    remaining = ctx.remaining_seconds()
-    if remaining is None:
-        return validate_input(tool, raw_input)
-    seconds = remaining - kept_before_tool
-    if seconds <= 0:
-        # What the handler's own steps may take (the table's requests, the answer) is more than is left.
-        logger.error(
-            "Too little time left to run a call safely; answering 504, the tool did not run",
-            extra={"call_id": ctx.call_id, "tool": tool.name, "seconds_short": round(-seconds, 3)},
-        )
-        raise Refusal(
-            504,
-            ErrorCode.TIMEOUT,
-            "This function had too little time left to run the tool safely, so the tool did not run; retry. "
-            f"If this persists, raise the function's timeout. Reference {ctx.reference}.",
-        )
-    try:
-        model: BaseModel = call_within(seconds, validate_input, {"tool": tool, "raw_input": raw_input})
-    except ToolTimedOut:
-        logger.error(
-            "Validating the input took longer than the time left; answering 504, the tool did not run",
-            extra={"call_id": ctx.call_id, "tool": tool.name, "seconds": round(seconds, 3)},
-        )
-        raise Refusal(
-            504,
-            ErrorCode.TIMEOUT,
-            "Checking the input against the tool's schema took longer than the time this function had left, so "
-            f"the tool did not run. Reference {ctx.reference}.",
-        ) from None
-    return model
 
 
 def _tools_failed(failed: ToolLoadError, ctx: ToolContext, tool: str | None) -> Refusal:
