@@ -120,11 +120,11 @@ class Limit:
 # Python frame: for a thread blocked in C (a socket's recv, an SSL read, a selector's poll, a
 # connect, a sleep), the Python function that made that call, which does not return to the
 # interpreter until its wait is over. Each function below does that one wait and nothing else
-# (each checked against its library's source: the standard library's socket, ssl, selectors and
-# http.client, which wrap every such wait, and the HTTP and AWS clients that call a socket's methods
-# themselves or sleep between two attempts), by its module and qualified name: a frame's
-# `f_globals["__name__"]` and `f_code.co_qualname`, public on every CPython (the same on 3.13 and
-# 3.14; no bytecode, offset or opcode is read). A frame anywhere else computes, in the tool's own
+# (each checked against its library's source, as locked: CPython 3.13's socket, ssl, selectors and
+# http.client, which wrap every such wait, and urllib3 2.8, httpcore 1.0 and botocore 1.43, which
+# call a socket's methods themselves or sleep between two attempts), by its module and qualified
+# name: a frame's `f_globals["__name__"]` and `f_code.co_qualname`, public on every CPython since
+# 3.11 (no bytecode, offset or opcode is read). A frame anywhere else computes, in the tool's own
 # code or in a library's working on an answer that has come back (urllib.parse, http.cookies, json,
 # h11's and botocore's parsers), and a limit that interrupts is never raised there. The names are
 # frames' identities, matched as text: no module of those listed is imported here, its private ones
@@ -135,7 +135,7 @@ NETWORK_WAITS: dict[str, frozenset[str]] = {
         {"SSLSocket.read", "SSLSocket.write", "SSLSocket.recv", "SSLSocket.recv_into"}
         | {"SSLSocket.send", "SSLSocket.sendall", "SSLSocket.do_handshake"}
     ),
-    # Every selector's, poll's and devpoll's shared by their base class.
+    # Each selector's wait; PollSelector's and DevpollSelector's is their base class's.
     "selectors": frozenset(
         {"SelectSelector.select", "_PollLikeSelector.select", "EpollSelector.select", "KqueueSelector.select"}
     ),
