@@ -199,7 +199,7 @@ def _close(loop: _ContainerLoop) -> bool:
 
 def _still_working(executor: _CallsExecutor) -> bool:
     """Whether work the call now running (or last run) handed `executor` is not done: running in its thread."""
-    return any(not work.done() for work in executor.this_call)
+    return bool(executor.this_call) and any(not work.done() for work in executor.this_call)
 
 
 def _unreported(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -306,15 +306,18 @@ def _run(
 def _end_what_it_left(loop: _ContainerLoop, left: list[bool]) -> None:
     """Cancel the tasks the call left on the loop (a `create_task` not awaited, a shielded write) and give them
     LEFT_WORK_ENDING_SECONDS to end; True on `left` if one would not (the loop is then stopped, never to run it
-    again) or work it handed the loop's executor is still running (a thread, which nothing can stop)."""
+    again) or work it handed the loop's executor is still running (a thread, which nothing can stop).
+
+    Plain loops, not any() over a generator: on every async call, where most leave nothing."""
     tool_loop = loop.runner.get_loop()
     if not isinstance(tool_loop, _ToolLoop):
         return
-    if any(not task.done() for task in tool_loop.tasks) and not loop.runner.run(
-        _cancelled_within(tool_loop, LEFT_WORK_ENDING_SECONDS)
-    ):
-        left.append(True)
-        _stopped(loop)
+    for task in tool_loop.tasks:
+        if not task.done():
+            if not loop.runner.run(_cancelled_within(tool_loop, LEFT_WORK_ENDING_SECONDS)):
+                left.append(True)
+                _stopped(loop)
+            break
     if _still_working(tool_loop.executor):
         left.append(True)
 
