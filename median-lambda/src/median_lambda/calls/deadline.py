@@ -100,32 +100,35 @@ def call_within(
 def _with_alarm(
     seconds: float, function: Callable[..., Any], kwargs: dict[str, Any], interrupt_after: float | None
 ) -> Any:
-    # Lifted by depth, not by the Limits pushed: nothing is raised here (median_lambda's own code), but a
-    # limit inside may be left armed by code that never lifted it.
+    # Lifted by depth, not by the Limits pushed: a limit inside may be left armed by code that never lifted it.
     armed = time_limits.depth()
-    stopping = None
     try:
         try:
-            stopping = time_limits.push_stop_and_interrupt(seconds, DeadlinePassed, interrupt_after, OutboundTimeUp)
+            time_limits.push_stop_and_interrupt(seconds, DeadlinePassed, interrupt_after, OutboundTimeUp)
             return function(**kwargs)
         finally:
             time_limits.lift_to(armed)
     except DeadlinePassed as stopped:
-        waited = stopping is not None and stopping.stopped_waiting_on_other_work
-        raise ToolTimedOut(work_left_running=waited, stopped=_first(stopped)) from None
+        raised = _raised(stopped)
+        waited = any(each.waiting_on_other_work for each in raised)
+        raise ToolTimedOut(work_left_running=waited, stopped=raised[0]) from None
 
 
-def _first(stopped: BaseException) -> BaseException:
-    """The first DeadlinePassed of those its repeats raised while the tool unwound: where the tool was."""
-    first = stopped
-    seen = {id(stopped)}
+def _raised(stopped: DeadlinePassed) -> list[DeadlinePassed]:
+    """Each DeadlinePassed the stop raised while the tool unwound, the first first: where the tool was, then
+    where its unwinding waited (each raised while the one before was handled, its `__context__`)."""
+    raised = [stopped]
     link = stopped.__context__
-    while link is not None and id(link) not in seen:
-        seen.add(id(link))
+    while link is not None and len(raised) < _MOST_REPEATS_READ:
         if isinstance(link, DeadlinePassed):
-            first = link
+            raised.append(link)
         link = link.__context__
-    return first
+    raised.reverse()
+    return raised
+
+
+# A tool that swallows its stop again and again makes a chain as long as it lasts: read this much of it.
+_MOST_REPEATS_READ = 100
 
 
 def in_worker_thread(seconds: float | None, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:

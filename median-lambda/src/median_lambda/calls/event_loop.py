@@ -135,7 +135,8 @@ class _ToolLoop(asyncio.SelectorEventLoop):
 
 class _ContainerLoop:
     def __init__(self) -> None:
-        self.runner = asyncio.Runner(loop_factory=_ToolLoop)
+        self.runner = asyncio.Runner(loop_factory=self._made)
+        self.tool_loop: _ToolLoop | None = None  # the runner's, once made: read after each call, at no cost
         # One call on the loop at a time: Lambda sends one; a threaded server's threads take turns.
         self.turn = threading.Lock()
         # Whether a call runs the loop now, and whether the loop was stopped for good meanwhile (its
@@ -143,6 +144,10 @@ class _ContainerLoop:
         self.state = threading.Lock()
         self.running = False
         self.stopped = False
+
+    def _made(self) -> _ToolLoop:
+        self.tool_loop = _ToolLoop()
+        return self.tool_loop
 
 
 _current: _ContainerLoop | None = None
@@ -199,7 +204,7 @@ def _close(loop: _ContainerLoop) -> bool:
 
 def _still_working(executor: _CallsExecutor) -> bool:
     """Whether work the call now running (or last run) handed `executor` is not done: running in its thread."""
-    return bool(executor.this_call) and any(not work.done() for work in executor.this_call)
+    return any(not work.done() for work in executor.this_call)
 
 
 def _unreported(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -308,9 +313,9 @@ def _end_what_it_left(loop: _ContainerLoop, left: list[bool]) -> None:
     LEFT_WORK_ENDING_SECONDS to end; True on `left` if one would not (the loop is then stopped, never to run it
     again) or work it handed the loop's executor is still running (a thread, which nothing can stop).
 
-    Plain loops, not any() over a generator: on every async call, where most leave nothing."""
-    tool_loop = loop.runner.get_loop()
-    if not isinstance(tool_loop, _ToolLoop):
+    Written for the async call that left nothing, most of them: two lists found empty, and no function called."""
+    tool_loop = loop.tool_loop
+    if tool_loop is None:
         return
     for task in tool_loop.tasks:
         if not task.done():
@@ -318,7 +323,7 @@ def _end_what_it_left(loop: _ContainerLoop, left: list[bool]) -> None:
                 left.append(True)
                 _stopped(loop)
             break
-    if _still_working(tool_loop.executor):
+    if tool_loop.executor.this_call and _still_working(tool_loop.executor):
         left.append(True)
 
 

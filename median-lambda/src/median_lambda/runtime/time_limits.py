@@ -97,13 +97,18 @@ def invocation_deadline(context: object, kept_seconds: float) -> float | None:
 class Stopped(BaseException):
     """What a limit that stops raises where the code is. A BaseException: no `except Exception` catches it, and
     code that catches any BaseException (the runtime's own answer to a crash) lets this one through, to the
-    frame that armed the limit."""
+    frame that armed the limit.
+
+    `waiting_on_other_work`: it was raised where the code waited on work running elsewhere, another thread's
+    or a process's, which may still be running once the stopped code has unwound."""
+
+    waiting_on_other_work = False
 
 
 class Limit:
     """One armed limit: when it is due, what it raises then, and, for one that interrupts, how often."""
 
-    __slots__ = ("deadline", "fires_at", "raised", "raises", "repeats", "stopped_waiting_on_other_work", "stops")
+    __slots__ = ("deadline", "fires_at", "raised", "raises", "repeats", "stops")
 
     def __init__(self, deadline: float, raises: Callable[[], BaseException], stops: bool, repeats: bool) -> None:
         self.deadline = deadline
@@ -112,8 +117,6 @@ class Limit:
         self.stops = stops
         self.repeats = repeats
         self.raised = False
-        # A stop's: whether it was raised where the code waited on work running elsewhere (_WAITS_ON_OTHER_WORK).
-        self.stopped_waiting_on_other_work = False
 
 
 # Where the signal finds a thread that waits on the network. The handler is given the innermost
@@ -249,18 +252,16 @@ def push_stop_and_interrupt(
     stop: Callable[[], BaseException],
     interrupt_after: float | None,
     interrupt: Callable[[], BaseException],
-) -> Limit:
+) -> int:
     """A limit that stops in `seconds`, and inside it one that interrupts waits, repeating, in `interrupt_after`.
 
     What a sync tool runs under (median_lambda/calls/deadline.py), in one call and one system call: it
     is on every warm POST, where each push would cost the interval timer a system call of its own
-    (~1 us). Answers the limit that stops; the caller has found limits `usable()`, and lifts them
-    with `lift_to(depth())` as it was before.
+    (~1 us). Answers `depth()` before them, for `lift_to`; the caller has found limits `usable()`.
     """
     armed = len(_limits)
     now = time.monotonic()
-    stopping = Limit(now + seconds, stop, True, True)
-    _limits.append(stopping)
+    _limits.append(Limit(now + seconds, stop, True, True))
     first = seconds
     if interrupt_after is not None:
         interrupt_after = max(0.0, interrupt_after)
@@ -270,7 +271,7 @@ def push_stop_and_interrupt(
         _set_timer(_next_due(), now)
     else:  # the common case, outermost: the sooner of the two is the next due, with no search
         _set_timer(now + first, now)
-    return stopping
+    return armed
 
 
 def pop(limit: Limit | None) -> None:
@@ -369,14 +370,15 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
             # without the limit to lift, or its cleanup undone. A moment later, then.
             _set_timer(due_by, now)
             return
-        if package in _WAITS_ON_OTHER_WORK:
-            stopping.stopped_waiting_on_other_work = True
         # Again while its code goes on: a join or a wait in a `finally` the tool's unwinding meets is cut
         # short too, until its exception comes back to the frame that armed it, which lifts it.
         stopping.fires_at = now + REPEAT_SECONDS
         stopping.raised = True
         _set_timer(_next_due(), now)
-        raise stopping.raises()
+        stopped = stopping.raises()
+        if package in _WAITS_ON_OTHER_WORK and isinstance(stopped, Stopped):
+            stopped.waiting_on_other_work = True
+        raise stopped
     inner = _innermost_interrupting()
     if inner is None or inner.fires_at > due_by:
         _set_timer(_next_due(), now)
