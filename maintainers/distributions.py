@@ -102,8 +102,10 @@ def wheel_problems(wheel: Path, version: str) -> list[str]:
         entry_points = archive.read(f"{info}/entry_points.txt").decode("utf-8")
     problems += [f"the wheel's {key} is {metadata[key]!r}" for key, value in (("Name", NAME), ("Version", version))
                  if metadata[key] != value]  # fmt: skip
-    if metadata["Requires-Python"] != "<3.14,>=3.13":
-        problems.append(f"the wheel requires Python {metadata['Requires-Python']!r}, not the Lambda runtime's 3.13")
+    if metadata["Requires-Python"] != "<3.15,>=3.13":
+        problems.append(
+            f"the wheel requires Python {metadata['Requires-Python']!r}, not the Lambda runtimes' 3.13 and 3.14"
+        )
     requires = " ".join(metadata.get_all("Requires-Dist") or [])
     problems += [f"the wheel does not require {needed}" for needed in ("aws-lambda-powertools", "pydantic")
                  if needed not in requires]  # fmt: skip

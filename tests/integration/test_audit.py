@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from median_lambda.project.lock import ROOT, locked_artifact_versions
+from median_lambda.project.sam_config import runtime_python
 
 from tests.threaded_server import serving_in_a_thread
 
@@ -119,7 +120,7 @@ def test_a_locked_version_with_an_advisory_fails_naming_package_version_advisory
     pydantic_advisory: AdvisoryServer,
 ) -> None:
     # GIVEN an advisory against every pydantic release before 99.0.0
-    locked = locked_artifact_versions("aarch64")["pydantic"]
+    locked = locked_artifact_versions("aarch64", runtime_python())["pydantic"]
     # WHEN the lock is audited
     result = audit(pydantic_advisory.url)
     # THEN it fails, naming the package at the version the artifact ships, the advisory and the fix

@@ -119,3 +119,21 @@ def test_a_deployed_crash_logs_its_type_and_place_and_prints_no_traceback(
     assert INPUT_VALUES[1] not in logs.text()
     assert "Traceback" not in logs.text()
     assert "crashed;" not in logs.text()
+
+
+def test_a_deployed_timeout_prints_no_place(
+    deployed: str, invoke: Callable[..., TestAnswer], scratch: ScratchTools, logs: LogCapture
+) -> None:
+    # GIVEN a deployed function whose tool runs past its time
+    # WHEN it is called
+    answer = invoke(
+        signed_event("POST", call_body("waitForRelease", {"note": INPUT_VALUES[3]})),
+        FakeLambdaContext(timeout_seconds=TOOL_TIME_MARGIN_SECONDS + 0.2),
+    )
+    # THEN it is answered 504, its log says it timed out, and nothing prints where it was (off Lambda, stderr does)
+    assert answer.status == 504
+    assert [record["message"] for record in logs.records() if record["level"] == "ERROR"] == [
+        "Tool waitForRelease timed out"
+    ]
+    assert "Traceback" not in logs.text()
+    assert "timed out;" not in logs.text()

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import http.client
 import http.cookies
-import http.server
 import io
 import json
 import urllib.parse
 import urllib.request
 import uuid
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from median_lambda import tool
@@ -32,6 +31,7 @@ from median_lambda.testing import FakeLambdaContext, call_body, signed_event
 from pydantic import BaseModel
 
 from tests.fault_relay import FaultRelay
+from tests.support.ledger import Ledger
 from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:
@@ -50,38 +50,6 @@ TRICKLE_SECONDS = 0.2
 
 class RefundInput(BaseModel):
     order: str = "O-1"
-
-
-class Ledger(http.server.ThreadingHTTPServer):
-    """An HTTP API that records each POST as one write, and answers it at once."""
-
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _LedgerHandler)
-        self.writes = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/refunds"
-
-
-class _LedgerHandler(http.server.BaseHTTPRequestHandler):
-    server: Ledger
-    protocol_version = "HTTP/1.1"
-    answer: ClassVar[bytes] = json.dumps({"refund": "R-1", "status": "recorded"}).encode()
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        self.server.writes += 1
-        self.send_response(201)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(self.answer)))
-        self.end_headers()
-        self.wfile.write(self.answer)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's own signature
-        return None
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ of failing is one case of the family below.
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 import uuid
 from dataclasses import dataclass
@@ -204,6 +205,15 @@ class SettingsWhoseValidatorRaisesKeyError(Settings):
         raise KeyError(value)
 
 
+class SettingsWhoseValidatorExits(Settings):
+    carrier_base_url: str
+
+    @field_validator("carrier_base_url")
+    @classmethod
+    def _region(cls, value: str) -> str:
+        sys.exit("no carrier region configured")  # as a library that exits does
+
+
 class SettingsWhoseModelValidatorRaisesRuntimeError(Settings):
     carrier_base_url: str
 
@@ -229,6 +239,7 @@ class SettingsWhosePostInitRaisesAttributeError(Settings):
 SETUP_CRASHES = [
     pytest.param(SettingsWhoseValidatorRaisesTypeError, "TypeError", id="a validator raising TypeError"),
     pytest.param(SettingsWhoseValidatorRaisesKeyError, "KeyError", id="a validator raising KeyError"),
+    pytest.param(SettingsWhoseValidatorExits, "SystemExit", id="a validator calling sys.exit"),
     pytest.param(SettingsWhoseModelValidatorRaisesRuntimeError, "RuntimeError", id="a model validator raising"),
     pytest.param(SettingsWhosePostInitRaises, "LookupError", id="a model_post_init raising"),
     pytest.param(

@@ -84,7 +84,10 @@ def _register_failing_tools(runs: list[str]) -> None:
         """Refund, but the first time the payment service hangs."""
         runs.append("overrunOnce")
         if runs.count("overrunOnce") == 1:
-            _hung.wait(timeout=30)
+            # In its own code: a wait in threading's (`_hung.wait()`) would say another thread's work runs on.
+            ends = time.monotonic() + 30
+            while not _hung.is_set() and time.monotonic() < ends:
+                time.sleep(0.01)
         return {"refunded": True}
 
 

@@ -14,6 +14,7 @@ from median_lambda.build.check import check
 from median_lambda.build.sources import DEVELOPER_PARTS, copy_library_runtime
 from median_lambda.manifest.build import build_manifest
 from median_lambda.project.lock import install_locked_library, locked_artifact_versions
+from median_lambda.project.sam_config import runtime_python
 
 from tests.project_copy import copy_project
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 ELF_AARCH64, ELF_X86_64 = 183, 62
+PYTHON = runtime_python(ROOT / "template.yaml")  # template.yaml's Runtime: python3.13 -> "3.13"
 
 
 def shared_object(path: Path, machine: int) -> None:
@@ -44,7 +46,7 @@ def dist_info(root: Path, name: str, version: str) -> Path:
 @pytest.fixture(scope="session")
 def locked_for_arm64() -> dict[str, str]:
     """What the committed uv.lock puts into an arm64 artifact."""
-    return locked_artifact_versions("aarch64")
+    return locked_artifact_versions("aarch64", PYTHON)
 
 
 @pytest.fixture(scope="session")
@@ -74,7 +76,7 @@ def artifact(tmp_path: Path, sample_tools: Registry, locked_for_arm64: dict[str,
 @pytest.fixture
 def checked(artifact: Path, locked_library: Path) -> Callable[[], list[str]]:
     """The artifact's check for arm64, against the committed lock's median-lambda (installed once, apart)."""
-    return lambda: check(artifact, "arm64", library=locked_library)
+    return lambda: check(artifact, "arm64", PYTHON, library=locked_library)
 
 
 def test_a_well_built_artifact_passes(artifact: Path, checked: Callable[[], list[str]]) -> None:
@@ -102,6 +104,14 @@ def test_wheels_for_another_python_are_caught(artifact: Path, checked: Callable[
     # WHEN it is checked
     # THEN the check says it is for another Python
     assert any("another Python than 3.13" in problem for problem in checked())
+
+
+def test_an_artifact_for_the_python_the_template_left_is_caught(artifact: Path, locked_library: Path) -> None:
+    # GIVEN an artifact built for python3.13, and a template since moved to python3.14
+    # WHEN it is checked for the template's Python
+    problems = check(artifact, "arm64", "3.14", locked={}, library=locked_library)
+    # THEN the check says its compiled modules are for another Python: build again
+    assert any("built for another Python than 3.14 (cpython-314)" in problem for problem in problems)
 
 
 @pytest.mark.parametrize("stray", ["tests/test_x.py", ".venv/pyvenv.cfg", "handler/__pycache__/app.cpython-311.pyc"])
@@ -159,7 +169,7 @@ def test_the_library_is_compared_with_what_the_lock_pins_when_none_is_given(arti
     # GIVEN the library's version file of another version in the artifact
     (artifact / "median_lambda" / "_version.py").write_text('__version__ = "0.9.0"\n')
     # WHEN it is checked as median check-artifact does, against the lock alone
-    problems = check(artifact, "arm64")
+    problems = check(artifact, "arm64", PYTHON)
     # THEN the module is named, with the library the lock pins and where it comes from
     assert len(problems) == 1
     assert problems[0].startswith("median_lambda/_version.py differs, against median-lambda ")
@@ -243,7 +253,7 @@ def test_a_package_the_lock_does_not_put_into_the_artifact_is_caught(
 def test_the_lock_gives_each_architecture_the_runtime_group_and_never_the_runtimes_own_sdk(machine: str) -> None:
     # GIVEN the committed uv.lock
     # WHEN it is asked what an artifact for either architecture holds
-    locked = locked_artifact_versions(machine)
+    locked = locked_artifact_versions(machine, PYTHON)
     # THEN median-lambda's runtime and tracing dependencies are there, at exact versions, and boto3 and
     # botocore are not: the Lambda runtime provides them, precompiled
     assert {"aws-lambda-powertools", "pydantic", "pydantic-core", "aws-xray-sdk", "wrapt"} <= set(locked)

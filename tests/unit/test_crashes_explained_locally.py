@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import inspect
 import json
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from median_lambda import ToolContext, diagnostics, tool
+from median_lambda.testing import FakeLambdaContext, call_body, signed_event
 from pydantic import BaseModel, Field, field_validator
 
 if TYPE_CHECKING:
@@ -187,7 +190,7 @@ def test_the_inspector_shows_no_crash_for_an_answer_that_is_no_crash() -> None:
     assert (view["status"], view["crash"]) == (422, None)
 
 
-def test_a_crash_outside_the_tool_is_printed_whole(
+def test_a_validator_that_crashes_is_the_tools_crash_printed_from_the_authors_frames(
     client: MedianTestClient, capsys: pytest.CaptureFixture[str], scratch_registry: Registry
 ) -> None:
     # GIVEN a model whose validator raises what pydantic does not turn into a 422 (not a ValueError)
@@ -199,12 +202,40 @@ def test_a_crash_outside_the_tool_is_printed_whole(
     # WHEN it is called
     answer = client.call("strictNote", {"note": CUSTOMER_NOTE})
     printed = capsys.readouterr().err
+    # THEN it is that tool's crash, before it ran: a 500 without the message, and stderr has it, from the
+    # author's validator on
+    assert answer.status == 500
+    assert answer.body["error"]["code"] == "internal_error"
+    assert answer.body["error"]["message"].startswith("The tool failed on the server before it ran, checking its input")
+    assert CUSTOMER_NOTE not in str(answer.body)
+    assert "Tool strictNote's input model crashed; its answer is 500 internal_error, reference " in printed
+    assert f"RuntimeError: lookup service down for {CUSTOMER_NOTE}" in printed
+    assert "in looked_up" in printed and "median_lambda/app.py" not in printed
+
+
+class _ContextThatCannotTellItsTime(FakeLambdaContext):
+    def get_remaining_time_in_millis(self) -> int:
+        raise RuntimeError(f"no clock for {CUSTOMER_NOTE}")
+
+
+def test_a_crash_outside_the_tool_is_printed_whole(
+    client: MedianTestClient, capsys: pytest.CaptureFixture[str], scratch_registry: Registry
+) -> None:
+    # GIVEN a tool, and a Lambda context that fails the handler itself when asked for its time
+    @tool(risk="low", name="plainNote")
+    def plain_note(args: NoteInput) -> dict[str, object]:
+        """Take a note."""
+        return {}
+
+    # WHEN it is called
+    answer = client.send(signed_event("POST", call_body("plainNote", {"note": "x"})), _ContextThatCannotTellItsTime())
+    printed = capsys.readouterr().err
     # THEN the handler's last defence answers 500 without the message, and stderr has it, with every frame
     assert (answer.status, answer.body["error"]["code"]) == (500, "internal_error")
     assert CUSTOMER_NOTE not in str(answer.body)
     assert "The request crashed; its answer is 500 internal_error, reference " in printed
-    assert f"RuntimeError: lookup service down for {CUSTOMER_NOTE}" in printed
-    assert "in looked_up" in printed and "median_lambda/app.py" in printed
+    assert f"RuntimeError: no clock for {CUSTOMER_NOTE}" in printed
+    assert "in get_remaining_time_in_millis" in printed and "median_lambda/app.py" in printed
 
 
 def test_a_tool_that_declines_prints_nothing(
@@ -288,3 +319,55 @@ def test_the_inspector_shows_no_cause_for_a_tool_error_without_one(scratch_regis
     view = _inspector_call("declinesPlainly")
     # THEN the answer stands alone
     assert (view["errorCode"], view["cause"], view["crash"]) == ("tool_error", None, None)
+
+
+def _wait_for_the_carrier(seconds: float) -> None:
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        time.sleep(0.01)  # the line a slow tool is stuck at
+
+
+_STUCK_LINE = f"line {inspect.getsourcelines(_wait_for_the_carrier)[1] + 3}, in _wait_for_the_carrier"
+
+
+@pytest.fixture
+def slow_tool(scratch_registry: Registry) -> None:
+    @tool(risk="low", name="slowCarrier", idempotent=False)
+    def slow_carrier(args: NoteInput) -> dict[str, object]:
+        """Ask a carrier that is slow today."""
+        _wait_for_the_carrier(5.0)
+        return {}
+
+
+def _called_with_a_second(client: MedianTestClient) -> TestAnswer:
+    return client.send(
+        signed_event("POST", call_body("slowCarrier", {"note": CUSTOMER_NOTE})), FakeLambdaContext(timeout_seconds=1.0)
+    )
+
+
+@pytest.mark.usefixtures("slow_tool")
+@pytest.mark.parametrize("thread", ["main", "a thread of its own"])
+def test_a_tool_stopped_at_its_deadline_shows_where_it_was_off_lambda(
+    client: MedianTestClient, capsys: pytest.CaptureFixture[str], local_run: str, thread: str
+) -> None:
+    # GIVEN a tool stuck in a helper of its author's, called off Lambda: on the main thread (a test), where it is
+    # stopped, or on a thread of its own (make serve's), where it is left running in a worker thread
+    # WHEN its time runs out
+    if thread == "main":
+        answer = _called_with_a_second(client)
+    else:
+        answers: list[TestAnswer] = []
+        caller = threading.Thread(target=lambda: answers.append(_called_with_a_second(client)), daemon=True)
+        caller.start()
+        caller.join(10)
+        [answer] = answers
+    printed = capsys.readouterr().err
+    # THEN it is answered 504, and stderr says where it was, under that reference: the author's file and line
+    assert answer.status == 504
+    reference = answer.body["error"]["message"].rsplit("Reference ", 1)[-1].rstrip(".")
+    said = f"Tool slowCarrier timed out; its answer is 504 timeout, reference {reference}. Here, not deployed"
+    assert said in printed
+    traceback_lines = printed.split("Traceback (most recent call last):\n", 1)[1].splitlines()
+    assert traceback_lines[0].startswith('  File "tests/unit/test_crashes_explained_locally.py", line ')
+    assert _STUCK_LINE in printed
+    assert "median_lambda" not in printed

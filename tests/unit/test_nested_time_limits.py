@@ -10,27 +10,30 @@ selector, a TLS connection on loopback, none of which is ever answered.
 from __future__ import annotations
 
 import datetime
+import inspect
 import selectors
 import signal
 import socket
 import ssl
 import threading
 import time
+import traceback
 import urllib.parse
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from median_lambda.runtime import time_limits
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 # Long enough that the wait below never ends on its own before a limit is due.
 WAIT_SECONDS = 5.0
 
 
-class Stopped(BaseException):
+class Stopped(time_limits.Stopped):
     pass
 
 
@@ -47,6 +50,11 @@ def nothing_left_armed() -> Iterator[None]:
     yield
     time_limits.lift_all()
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def started(thread: threading.Thread) -> threading.Thread:
+    thread.start()
+    return thread
 
 
 def soon(seconds: float = 0.05) -> float:
@@ -296,3 +304,107 @@ def test_the_invocations_deadline_keeps_the_time_asked_for_its_answer() -> None:
     assert deadline is not None
     assert deadline - time.monotonic() == pytest.approx(2.5, abs=0.1)
     assert time_limits.invocation_deadline(None, 0.5) is None
+
+
+def test_a_limit_that_stops_is_raised_again_until_it_is_lifted() -> None:
+    # GIVEN a limit that stops, due in a moment, over code that catches any BaseException and waits again, as a
+    # `with ThreadPoolExecutor` block's exit or a `finally` waits while the stop unwinds the code
+    limit = time_limits.arm(soon(), Stopped, stops=True)
+    caught = 0
+    with armed(limit):
+        for _ in range(2):
+            try:
+                time.sleep(WAIT_SECONDS)
+            except Stopped:
+                caught += 1
+        # WHEN it waits once more, past what it caught
+        # THEN it is stopped there too: every wait after its time is cut short, until the limit is lifted
+        with pytest.raises(Stopped):
+            time.sleep(WAIT_SECONDS)
+    assert caught == 2
+
+
+@pytest.mark.parametrize(
+    ("waits", "on_other_work"),
+    [
+        (lambda: threading.Event().wait(WAIT_SECONDS), True),
+        (lambda: started(threading.Thread(target=time.sleep, args=(WAIT_SECONDS,), daemon=True)).join(), True),
+        (lambda: time.sleep(WAIT_SECONDS), False),
+        (lambda: compute_in_a_network_library(WAIT_SECONDS), False),
+    ],
+    ids=["an event another thread sets", "a thread's join", "its own sleep", "its own computing"],
+)
+def test_a_stop_says_whether_it_came_where_the_code_waited_on_another_threads_work(
+    waits: Callable[[], object], on_other_work: bool
+) -> None:
+    # GIVEN a limit that stops, due in a moment
+    limit = time_limits.arm(soon(), Stopped, stops=True)
+    # WHEN the code is stopped waiting on another thread (a joined thread started, or an event), or in its own code
+    with armed(limit), pytest.raises(Stopped) as stopped:
+        waits()
+    # THEN what it raised says which: the other thread's work may still be running
+    assert stopped.value.waiting_on_other_work is on_other_work
+
+
+def test_a_stop_is_never_raised_in_median_lambdas_own_code() -> None:
+    # GIVEN a limit that stops, already due, and code of median_lambda's own that runs past it for a while (as the
+    # frame that armed a stop, or what runs between it and the tool, may): a wide body's depth measured
+    from median_lambda.runtime.strict_json import nests_deeper_than
+
+    wide = [[index] for index in range(300_000)]
+    limit = time_limits.arm(soon(0.0), Stopped, stops=True)
+    started_at = time.monotonic()
+    # WHEN it runs there, and then returns to the caller's code
+    with armed(limit), pytest.raises(Stopped) as stopped:
+        nests_deeper_than(wide, 2)
+        time.sleep(WAIT_SECONDS)
+    # THEN the stop waited for it to return, however long it took, and came in the caller's code
+    assert time.monotonic() - started_at > time_limits.REPEAT_SECONDS
+    *_, raised_in, handler = traceback.extract_tb(stopped.value.__traceback__)
+    assert (Path(raised_in.filename).name, handler.name) == (Path(__file__).name, "_on_alarm")
+
+
+def test_botocores_sleep_between_two_attempts_is_a_wait_on_the_network() -> None:
+    # GIVEN a client whose every attempt is refused, retried up to ten times with botocore's backoff between them
+    import boto3
+    from botocore.config import Config
+
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=f"http://127.0.0.1:{port}",
+        region_name="us-east-1",
+        config=Config(retries={"mode": "standard", "total_max_attempts": 10}, connect_timeout=1),
+    )
+    limit = time_limits.arm(soon(0.2), Interrupted)
+    # WHEN a limit that interrupts comes due while it backs off
+    # THEN it is raised there, not left to run the retries out
+    with armed(limit), pytest.raises(Interrupted):
+        client.list_tables()
+
+
+def test_botocores_retry_check_is_no_wait_before_a_retry_is_decided() -> None:
+    # GIVEN botocore asking its handlers whether to retry an attempt that came back (a frame that also sleeps
+    # between attempts, once one has asked for a retry)
+    import boto3
+    from botocore.stub import Stubber
+
+    seen: list[bool] = []
+
+    def look_at_the_frame_asking(**_: object) -> None:
+        frame = inspect.currentframe()
+        while frame is not None and frame.f_code.co_qualname != "Endpoint._needs_retry":
+            frame = frame.f_back
+        assert frame is not None, "botocore's Endpoint._needs_retry asks the needs-retry handlers"
+        seen.append(time_limits.waiting_on_network(frame))
+
+    client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url="http://127.0.0.1:9")
+    client.meta.events.register_last("needs-retry", look_at_the_frame_asking)
+    # WHEN an answer comes back (stubbed: botocore's own test double, before any wait on the network)
+    with Stubber(client) as stubbed:
+        stubbed.add_response("list_tables", {"TableNames": []})
+        client.list_tables()
+    # THEN its frame, holding the answer, is no wait: a limit would not take the answer from it
+    assert seen in ([], [False])

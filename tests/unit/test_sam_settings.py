@@ -1,4 +1,4 @@
-"""Which architecture the build targets: SAM does not say, so it reads the one template.yaml writes."""
+"""Which architecture and Python the build targets: SAM does not say, so it reads the ones template.yaml writes."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from median_lambda.project.sam_config import (
     lambda_architecture,
     local_overrides,
     parameter_overrides,
+    runtime_python,
     wheel_machine,
 )
 
@@ -62,6 +63,30 @@ def test_a_template_that_names_no_architecture_builds_for_lambdas_default(
     # WHEN the build asks
     # THEN it builds for what Lambda then runs the function on, x86_64
     assert lambda_architecture(template) == "x86_64"
+
+
+def test_the_build_is_for_the_python_the_template_runs(tmp_path: Path) -> None:
+    # GIVEN the template as copied (python3.13), and as a project moved to python3.14 writes it
+    template = template_copy(tmp_path)
+    text = template.read_text(encoding="utf-8")
+    assert text.count("    Runtime: python3.13\n") == 1
+    assert runtime_python(template) == "3.13"
+    template.write_text(text.replace("    Runtime: python3.13\n", "    Runtime: python3.14\n"), encoding="utf-8")
+    # WHEN the build asks which Python to install wheels for and compile with
+    # THEN it is the Runtime's
+    assert runtime_python(template) == "3.14"
+
+
+@pytest.mark.parametrize("written", ["nodejs22.x", "python3", "python2.7", "!Ref Runtime"])
+def test_a_runtime_that_is_no_lambda_python_is_refused_naming_it(tmp_path: Path, written: str) -> None:
+    # GIVEN a Runtime that names no Python 3 release of Lambda's
+    template = template_copy(tmp_path)
+    text = template.read_text(encoding="utf-8")
+    template.write_text(text.replace("    Runtime: python3.13\n", f"    Runtime: {written}\n"), encoding="utf-8")
+    # WHEN the build asks
+    # THEN it stops, naming where the value is written and what one looks like
+    with pytest.raises(ValueError, match=r"template\.yaml's Runtime is .*python3\.13"):
+        runtime_python(template)
 
 
 @pytest.mark.parametrize(("written", "named"), [("[amd64]", "'amd64'"), ("[!Ref Architecture]", "Ref")])

@@ -105,7 +105,8 @@ def test_a_pull_request_runs_make_lint_test_check_validate_build_on_the_lambda_p
     targets = make_targets("checks.yml", "checks")
     assert [target for target in targets if target in REQUIRED_PR_TARGETS] == REQUIRED_PR_TARGETS
     assert "lint-workflows" in targets
-    python = action_step("checks.yml", "checks", "actions/setup-python")["with"]["python-version"]
+    python_file = action_step("checks.yml", "checks", "actions/setup-python")["with"]["python-version-file"]
+    python = (WORKFLOWS.parents[1] / python_file).read_text(encoding="utf-8").strip()
     assert f"python{python}" == load_template(TEMPLATE)["Globals"]["Function"]["Runtime"]
     assert "secrets." not in (WORKFLOWS / "checks.yml").read_text(encoding="utf-8")
     # AND the pinned SAM CLI is there before the tests, which must then run the first deploy's questions
@@ -247,3 +248,13 @@ def test_dependabot_proposes_lock_updates_on_the_actions_weekly_cooled_down_rhyt
         assert updates["uv"][setting] == updates["github-actions"][setting]
     assert updates["uv"]["schedule"]["interval"] == "weekly"
     assert updates["uv"]["cooldown"]["default-days"] >= 7
+
+
+@pytest.mark.parametrize("name", ["checks.yml", "deploy-stage.yml"])
+def test_every_python_a_projects_workflows_set_up_is_python_version_s(name: str) -> None:
+    # GIVEN a workflow a project runs
+    text = (WORKFLOWS / name).read_text(encoding="utf-8")
+    # THEN each Python it sets up is the one .python-version names, so that moving the function to another
+    # Lambda runtime changes no workflow (docs/upgrading.md)
+    assert text.count("actions/setup-python@") == text.count("python-version-file: .python-version") > 0
+    assert "python-version:" not in text

@@ -262,7 +262,7 @@ def _sendable(response: dict[str, Any], context: LambdaContext | None) -> dict[s
     return error_answer(500, ErrorCode.INTERNAL_ERROR, message, post=post)
 
 
-def _last_resort(error: Exception, context: LambdaContext | None) -> dict[str, Any]:
+def _last_resort(error: BaseException, context: LambdaContext | None) -> dict[str, Any]:
     """A JSON 500 for an error nothing else answered, made with nothing imported and no file opened.
 
     What failed may be the container itself: with no file descriptor left, an import fails too
@@ -294,7 +294,7 @@ def lambda_handler(event: Any, context: LambdaContext | None) -> dict[str, Any]:
     answer: dict[str, Any] | None = None
     try:
         answer = _sendable(_serve(event, context), context)
-    except Exception as error:  # the last line of defence: Median gets JSON, never a Lambda error
+    except BaseException as error:  # the last line of defence, SystemExit too: Median gets JSON, never a Lambda error
         answer = _last_resort(error, context)
     finally:
         time_limits.lift_all()  # none outlasts its invocation, whatever ended it

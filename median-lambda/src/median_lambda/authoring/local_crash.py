@@ -7,6 +7,12 @@ function's log is kept. On the author's own machine (`make serve`, `sam local`, 
 in pytest) the same crash is printed in full on stderr, the terminal or the test's output, so
 that the reference is not a mystery there. The answer carries the message nowhere.
 
+A tool stopped at its deadline is answered 504 `timeout`, and a deployed function logs only that
+it timed out; off Lambda, where it was when it was stopped is printed the same way
+(`explain_timeout_locally`): the place its time limit's exception was raised, or, where the tool
+ran in a worker thread it was left running in (`make serve` runs requests on threads of their
+own), where that thread is now, read with `faulthandler`'s dump of the process's threads.
+
 A tool that declines with `raise ToolError("...") from error` is answered with its own message;
 the exception behind it (an AccessDenied, a botocore parameter error, a bug in the tool) is
 logged by its type and the author's line it came through (`cause_summary`), and printed in full
@@ -17,16 +23,18 @@ unless the author wrote `from None`.
 
 from __future__ import annotations
 
+import linecache
 import sys
 import sysconfig
 import traceback
 from pathlib import Path
+from traceback import FrameSummary
 from typing import TYPE_CHECKING
 
 from median_lambda.runtime.env import package_directory, running_in_deployed_lambda, shown_path
 
 if TYPE_CHECKING:
-    from traceback import FrameSummary
+    import threading
     from typing import Any
 
 # All of median_lambda/, not only this room: a frame in any of the framework's modules is not the author's.
@@ -65,6 +73,64 @@ def explain_cause_locally(what: str, reference: str, declined: BaseException) ->
         "and the answer never carries it):\n" + text
     )
     sys.stderr.flush()
+
+
+def explain_timeout_locally(
+    what: str, reference: str, stopped: BaseException | None, left_in: threading.Thread | None
+) -> None:
+    """Print where a tool answered `504 timeout` was, from the author's code on, unless deployed: where
+    `stopped` (its time limit's exception) was raised, else where the thread `left_in` runs it now."""
+    if running_in_deployed_lambda():
+        return
+    if stopped is not None:
+        frames = list(traceback.extract_tb(stopped.__traceback__))
+        where = "where it was when it was stopped"
+    elif left_in is not None:
+        frames = _frames_of(left_in)
+        where = "where it was at its deadline, in the thread it was left running in"
+    else:
+        return
+    authors = _from_the_authors_code(frames)
+    while authors and Path(authors[-1].filename).resolve().is_relative_to(_FRAMEWORK):
+        authors.pop()  # the time limit's own frame, where its signal raised
+    for frame in authors:
+        frame.filename = shown_path(frame.filename)
+    if not authors:
+        return
+    text = "Traceback (most recent call last):\n" + "".join(traceback.StackSummary.from_list(authors).format())
+    _keep(reference, text)
+    sys.stderr.write(
+        f"{what} timed out; its answer is 504 timeout, reference {reference}. Here, not deployed, is {where} "
+        "(a deployed function logs only that it timed out):\n" + text
+    )
+    sys.stderr.flush()
+
+
+def _frames_of(thread: threading.Thread) -> list[FrameSummary]:
+    """The frames `thread` runs now, outermost first, read from faulthandler's dump of every thread: the one
+    way Python offers to read another thread's stack (a heading `Thread 0x<its ident>`, then a line
+    `File "<path>", line <n> in <name>` a frame, innermost first)."""
+    import faulthandler
+    import re
+    import tempfile
+
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as dump:
+        faulthandler.dump_traceback(dump, all_threads=True)
+        dump.seek(0)
+        lines = dump.read().splitlines()
+    frames: list[FrameSummary] = []
+    in_thread = False
+    for line in lines:
+        heading = re.search(r"thread 0x([0-9a-f]+)", line, re.IGNORECASE)
+        if heading is not None:
+            in_thread = int(heading.group(1), 16) == thread.ident
+            continue
+        place = re.fullmatch(r'\s*File "(.*)", line (\d+) in (.*)', line)
+        if in_thread and place is not None:
+            filename, number = place.group(1), int(place.group(2))
+            frames.append(FrameSummary(filename, number, place.group(3), line=linecache.getline(filename, number)))
+    frames.reverse()
+    return frames
 
 
 def cause_of(declined: BaseException) -> BaseException | None:

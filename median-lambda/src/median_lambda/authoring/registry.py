@@ -180,7 +180,9 @@ def _import_module(module: str, package: str) -> str | None:
     tools_before, diagnostics_before = len(registry.tools), len(registry.diagnostics)
     try:
         importlib.import_module(module)
-    except Exception as error:  # any mistake in the author's module: name it
+    # Any mistake in the author's module, a sys.exit() at import too (argparse at module level): name it. Not
+    # a KeyboardInterrupt: the developer's Ctrl+C, while a test session or make serve imports the tools.
+    except (Exception, SystemExit) as error:
         directory = package_directory(package)
         leaf = module.rpartition(".")[2]
         fallback = None if module == package else str(Path(directory or "", f"{leaf}.py"))

@@ -34,6 +34,7 @@ from median_lambda.protocol import ANY_STAGE as ANY_STAGE
 from median_lambda.protocol import DEFAULT_STAGE as DEFAULT_STAGE
 from median_lambda.protocol import STAGE_ENV as STAGE_ENV
 from median_lambda.runtime.env import package_directory, running_in_deployed_lambda, shown_path
+from median_lambda.runtime.time_limits import Stopped
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator, Mapping
@@ -347,9 +348,9 @@ class Settings(BaseModel):
         class's own code raises (a TypeError, a KeyError, ...: pydantic passes those through)."""
         try:
             return cls.model_validate(values)
-        except ValidationError:
+        except (ValidationError, Stopped):
             raise
-        except Exception as error:
+        except BaseException as error:  # a SystemExit too: the class's own code failed
             raise SettingsCrashed(
                 f"{cls.__name__} cannot be built: its own code (a validator, or model_post_init) raised "
                 f"{type(error).__name__}"

@@ -16,8 +16,8 @@ and then builds:
   differs from it, as a copy installed there by hand would, since the tests ran on the venv's;
 - the packages uv.lock puts into the function (median_lambda.project.lock, artifact-requirements),
   each file checked against its hash, with no resolution of their own (--no-deps): exactly the
-  locked versions, as Linux wheels for the template's architecture and CPython 3.13, whatever this
-  machine is. SAM does not tell a makefile build the architecture: sam_config reads it.
+  locked versions, as Linux wheels for the template's architecture and its Runtime's CPython (python3.13:
+  3.13), whatever this machine is. SAM does not tell a makefile build either: sam_config reads them.
 - their bytecode, when this build runs the runtime's Python (median_lambda.build.compile);
 - median_lambda/manifest.json, what GET serves, median_lambda/stages.txt, the stages a container
   may run as (settings.toml's tables, read at start without a TOML parser), and
@@ -36,11 +36,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from median_lambda.build.check import RUNTIME_PYTHON
 from median_lambda.build.compile import precompile
 from median_lambda.build.sources import copy_sources, library_differences, running_library
 from median_lambda.project.lock import LockError, artifact_requirements, install_locked_library, uv
-from median_lambda.project.sam_config import TEMPLATE, lambda_architecture, wheel_machine
+from median_lambda.project.sam_config import TEMPLATE, lambda_architecture, runtime_python, wheel_machine
 from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_TOOL_MODULES_FILE
 
 ROOT = Path.cwd()  # the project's: sam build runs the build in its folder
@@ -72,7 +71,7 @@ def build_artifact(artifact: Path, root: Path = ROOT) -> None:
         listed = "\n".join(copied.refused)
         raise BuildFailed(f"{listed}\n{copied.stop()}")
     install_locked_packages(artifact, root)
-    if not precompile(artifact, RUNTIME_PYTHON):
+    if not precompile(artifact, runtime_python(root / TEMPLATE.name)):
         raise BuildFailed(f"compiling the artifact's modules in {artifact} failed (above)")
     for leftover in INSTALLER_LEFTOVERS:
         path = artifact / leftover
@@ -116,13 +115,16 @@ def import_problems_of(root: Path) -> list[str]:
 
     from median_lambda.build.check_imports import deployed_packages, import_problems, imports_of_tools
 
-    machine = wheel_machine(lambda_architecture(root / TEMPLATE.name))
-    return import_problems(imports_of_tools(root), packages_distributions(), deployed_packages(machine, root))
+    template = root / TEMPLATE.name
+    machine = wheel_machine(lambda_architecture(template))
+    deployed = deployed_packages(machine, runtime_python(template), root)
+    return import_problems(imports_of_tools(root), packages_distributions(), deployed)
 
 
 def install_locked_packages(artifact: Path, root: Path = ROOT) -> None:
-    """uv.lock's packages for the function, as Linux wheels for its architecture, into `artifact`."""
+    """uv.lock's packages for the function, as Linux wheels for its architecture and Python, into `artifact`."""
     machine = wheel_machine(lambda_architecture(root / TEMPLATE.name))
+    python = runtime_python(root / TEMPLATE.name)
     with tempfile.TemporaryDirectory(prefix="median-artifact-") as scratch:
         requirements = Path(scratch) / "requirements.txt"
         requirements.write_text(artifact_requirements(project=root), encoding="utf-8")
@@ -137,7 +139,7 @@ def install_locked_packages(artifact: Path, root: Path = ROOT) -> None:
             "--python-platform",
             f"{machine}-manylinux2014",
             "--python-version",
-            RUNTIME_PYTHON,
+            python,
             "--only-binary",
             ":all:",
             "--require-hashes",

@@ -5,7 +5,7 @@ the prebuilt manifest GET serves, exactly the packages and versions uv.lock puts
 runtime of the median-lambda uv.lock pins byte for byte (installed apart from the lock to compare:
 median_lambda.project.lock.install_locked_library), every
 package its tools import, lazily too (median_lambda/build/check_imports.py), or the Lambda runtime's boto3,
-every compiled module is built for the template's architecture and CPython 3.13, and
+every compiled module is built for the template's architecture and its Runtime's CPython, and
 nothing of the workspace (tests, virtualenv, caches, the dev server) came along. Nothing
 local may be anywhere in it (tools/settings.local.toml, an editor's backup or swap file of
 any file, a dotfile), and handler/ and tools/ hold only what the build copies by its rules
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 from median_lambda.build.sources import DEVELOPER_PARTS, library_differences
 from median_lambda.project.lock import LockError, install_locked_library, locked_artifact_versions, runtime_packages
-from median_lambda.project.sam_config import lambda_architecture, wheel_machine
+from median_lambda.project.sam_config import lambda_architecture, runtime_python, wheel_machine
 from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_TOOL_MODULES_FILE
 
 if TYPE_CHECKING:
@@ -47,9 +47,6 @@ CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")
 BUILT_FILES = tuple(
     f"median_lambda/{name}" for name in (PREBUILT_MANIFEST_FILE, PREBUILT_STAGES_FILE, PREBUILT_TOOL_MODULES_FILE)
 )
-# The Python the function runs (template.yaml's Runtime), which the build installs wheels for and compiles with.
-RUNTIME_PYTHON = "3.13"
-PYTHON_TAG = f"cpython-{RUNTIME_PYTHON.replace('.', '')}"
 # ELF e_machine values: what a shared object was compiled for.
 ELF_MACHINES = {183: "aarch64", 62: "x86_64"}
 UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024  # Lambda's limit for a function and its layers, unzipped
@@ -66,8 +63,14 @@ def elf_machine(path: Path) -> str | None:
     return ELF_MACHINES.get(number, f"e_machine {number}")
 
 
-def compiled_problems(artifact: Path, machine: str) -> list[str]:
+def python_tag(python: str) -> str:
+    """The tag of CPython `python`'s compiled modules and bytecode: cpython-313 for "3.13"."""
+    return f"cpython-{python.replace('.', '')}"
+
+
+def compiled_problems(artifact: Path, machine: str, python: str) -> list[str]:
     problems = []
+    tag = python_tag(python)
     objects = sorted(artifact.rglob("*.so"))
     if not any(path.parent.name == "pydantic_core" for path in objects):
         problems.append("pydantic_core has no compiled module: the runtime wheels were not installed")
@@ -76,8 +79,8 @@ def compiled_problems(artifact: Path, machine: str) -> list[str]:
         built_for = elf_machine(path)
         if built_for != machine:
             problems.append(f"{name} is built for {built_for or 'no ELF machine'}, not {machine}")
-        if ".cpython-" in path.name and f".{PYTHON_TAG}-" not in path.name:
-            problems.append(f"{name} is built for another Python than 3.13 ({PYTHON_TAG})")
+        if ".cpython-" in path.name and f".{tag}-" not in path.name:
+            problems.append(f"{name} is built for another Python than {python} ({tag})")
         elif ".cpython-" in path.name and f"-{machine}-linux-gnu" not in path.name:
             problems.append(f"{name} is tagged for another platform than {machine}-linux-gnu")
     return problems
@@ -161,9 +164,11 @@ def developer_parts_problems(artifact: Path) -> list[str]:
     ]
 
 
-def stray_problems(artifact: Path) -> list[str]:
+def stray_problems(artifact: Path, python: str | None = None) -> list[str]:
+    """What came along that no function runs; `python`: the runtime's (template.yaml's, by default)."""
     from median_lambda.devserver.artifact_check import dev_server_parts_in
 
+    tag = python_tag(python or runtime_python())
     problems = [f"{name}/ is in the artifact" for name in WORKSPACE_ONLY if (artifact / name).exists()]
     problems += developer_parts_problems(artifact)
     # The dev server's own, stricter look: its files anywhere, and anything naming the inspector's route.
@@ -174,9 +179,9 @@ def stray_problems(artifact: Path) -> list[str]:
     # Bytecode the runtime's Python made (median_lambda/build/compile.py) spares every cold start a
     # compile; any other .pyc is this machine's and would never be used.
     problems += [
-        f"{path.relative_to(artifact)} is in the artifact: bytecode of another Python than {PYTHON_TAG}"
+        f"{path.relative_to(artifact)} is in the artifact: bytecode of another Python than {tag}"
         for path in artifact.rglob("*.pyc")
-        if f".{PYTHON_TAG}." not in path.name
+        if f".{tag}." not in path.name
     ]
     return problems
 
@@ -259,19 +264,24 @@ def sizes(artifact: Path) -> tuple[int, int, int]:
 
 
 def check(
-    artifact: Path, architecture: str, locked: Mapping[str, str] | None = None, library: Path | None = None
+    artifact: Path,
+    architecture: str,
+    python: str,
+    locked: Mapping[str, str] | None = None,
+    library: Path | None = None,
 ) -> list[str]:
-    """What is wrong with the artifact; `locked` is what uv.lock puts into it, and `library` a folder holding the
-    median_lambda it pins (both read from the lock by default)."""
+    """What is wrong with the artifact for `architecture` and CPython `python`; `locked` is what uv.lock puts into
+    it, and `library` a folder holding the median_lambda it pins (both read from the lock by default)."""
     if not artifact.is_dir():
         return [f"{artifact} does not exist: run `make build` (sam build) first"]
     machine = wheel_machine(architecture)
     problems = [f"{name} is missing" for name in REQUIRED if not (artifact / name).is_file()]
-    problems += locked_version_problems(artifact, locked_artifact_versions(machine) if locked is None else locked)
-    problems += compiled_problems(artifact, machine)
+    lock = locked_artifact_versions(machine, python) if locked is None else locked
+    problems += locked_version_problems(artifact, lock)
+    problems += compiled_problems(artifact, machine, python)
     problems += manifest_problems(artifact)
     problems += library_problems(artifact, library)
-    problems += stray_problems(artifact)
+    problems += stray_problems(artifact, python)
     problems += import_problems(artifact)
     return problems
 
@@ -279,18 +289,18 @@ def check(
 def main(argv: list[str]) -> int:
     """`median check-artifact [DIR]`: the sizes, then each problem, one a line; exit 1 if there is any."""
     artifact = Path(argv[0]) if argv else DEFAULT_ARTIFACT
-    architecture = lambda_architecture()
-    problems = check(artifact, architecture)
+    architecture, python = lambda_architecture(), runtime_python()
+    problems = check(artifact, architecture, python)
     if artifact.is_dir():
         files, unzipped, zipped = sizes(artifact)
         shown = artifact.relative_to(ROOT) if artifact.is_relative_to(ROOT) else artifact
         print(
             f"{shown}: {files:,} files, {unzipped / 1e6:.1f} MB unzipped, {zipped / 1e6:.1f} MB zipped; "
-            f"checked for {architecture} and Python 3.13"
+            f"checked for {architecture} and Python {python}"
         )
-        bytecode = sum(1 for _ in artifact.rglob(f"*.{PYTHON_TAG}.pyc"))
+        bytecode = sum(1 for _ in artifact.rglob(f"*.{python_tag(python)}.pyc"))
         print(
-            f"bytecode: {bytecode:,} modules precompiled for {PYTHON_TAG}"
+            f"bytecode: {bytecode:,} modules precompiled for {python_tag(python)}"
             if bytecode
             else "bytecode: none, so Lambda compiles every module at each cold start (bench/README.md, Bytecode)"
         )

@@ -155,24 +155,25 @@ def import_problems(imports: list[Import], providers: Mapping[str, list[str]], a
     return problems
 
 
-def deployed_packages(machine: str, project: Path = ROOT) -> set[str]:
+def deployed_packages(machine: str, python: str, project: Path = ROOT) -> set[str]:
     """Normalised names of what a deployed function can import: the lock's artifact packages and the runtime's."""
     from median_lambda.project.lock import locked_artifact_versions, runtime_packages
 
-    return {*locked_artifact_versions(machine, project), *runtime_packages(project / "uv.lock")}
+    return {*locked_artifact_versions(machine, python, project), *runtime_packages(project / "uv.lock")}
 
 
 def main(argv: list[str]) -> int:
     """Check the project in argv's one folder (else the working directory) as the build does; 1 on a problem."""
     from importlib.metadata import packages_distributions
 
-    from median_lambda.project.sam_config import lambda_architecture, wheel_machine
+    from median_lambda.project.sam_config import lambda_architecture, runtime_python, wheel_machine
 
     root = Path(argv[0]) if argv else Path.cwd()
+    template = root / "template.yaml"
     problems = import_problems(
         imports_of_tools(root),
         packages_distributions(),
-        deployed_packages(wheel_machine(lambda_architecture(root / "template.yaml")), root),
+        deployed_packages(wheel_machine(lambda_architecture(template)), runtime_python(template), root),
     )
     for problem in problems:
         print(problem, file=sys.stderr)

@@ -1,13 +1,29 @@
 """Run a tool with a time limit, so that a slow tool gets a 504 `timeout` answer instead of Lambda's abrupt kill.
 
 Why SIGALRM, with a thread as the fallback: the limit must be cheap on the happy path,
-where a warm POST is measured against HMAC + json.loads + json.dumps (~7 us). Arming and
-disarming an interval timer costs ~1 us; starting and joining a thread costs ~120 us. The
-alarm also stops the tool (its exception unwinds the tool's `finally` blocks), where a
-thread left behind would run on into the next invocation. Signal handlers run only in the
-main thread, which is where Lambda calls the handler; elsewhere (a threaded server, a test
-calling from a thread), or when something else owns SIGALRM, the tool runs in a worker
-thread instead and is abandoned, still running, when its time is up.
+where a warm POST is measured against HMAC + json.loads + json.dumps (~9 us). Arming and
+disarming an interval timer costs ~1 us; starting and joining a thread costs ~180 us, and
+handing the tool to a thread kept for it ~19 us (a SimpleQueue each way; ~60 us through a
+ThreadPoolExecutor of one: measured here, docs/performance.md). The alarm also stops the tool
+(its exception unwinds the tool's `finally` blocks), where a thread left behind would run on
+into the next invocation. Signal handlers run only in the main thread, which is where Lambda
+calls the handler; elsewhere (a threaded server, a test calling from a thread), or when
+something else owns SIGALRM, the tool runs in a worker thread instead and is abandoned, still
+running, when its time is up.
+
+The stop is raised again every time_limits.REPEAT_SECONDS until it is back here, so what the
+tool's unwinding waits on (a `with ThreadPoolExecutor` block's join, a `finally` waiting on a
+lock or a queue) is cut short too, and the answer still comes in time. Python cannot stop a
+thread, though: ToolTimedOut says when the work the call started may still be running (its
+stop landed in code waiting on another thread's or a process's work, or it was left running in
+a worker thread), which dispatch answers by keeping the call's record rather than letting a
+retry run the tool beside it (median_lambda/calls/dispatch.py).
+
+What no signal reaches is a C call that does not return to the interpreter until it is done
+(sqlite3 waiting on a locked database, libpq, getaddrinfo): Python runs a handler only between
+two steps of Python code, so such a tool runs past every limit, to Lambda's own timeout
+(docs/writing-tools.md says what follows, and which timeouts to set). Answering in time all the
+same would take the tool off the main thread on every call, at the costs above.
 
 The timer is the process's one (median_lambda/runtime/time_limits.py), shared with the limits armed
 inside a tool's: its AWS calls', and, with `interrupt_after`, the time by which its own outbound
@@ -29,10 +45,27 @@ if TYPE_CHECKING:
 
 
 class ToolTimedOut(Exception):
-    """The tool did not finish in the time it had; whether its work was done is unknown."""
+    """The tool did not finish in the time it had; whether its work was done is unknown.
+
+    `work_left_running`: work the call started may still be running (see the module's docstring).
+    `stopped`: what the limit raised where the tool was, its traceback showing the place; `left_in`: the
+    worker thread left running it. Either tells the author where it was (median_lambda/authoring/local_crash.py).
+    """
+
+    def __init__(
+        self,
+        *,
+        work_left_running: bool = False,
+        stopped: BaseException | None = None,
+        left_in: threading.Thread | None = None,
+    ) -> None:
+        super().__init__("the tool did not finish in the time it had")
+        self.work_left_running = work_left_running
+        self.stopped = stopped
+        self.left_in = left_in
 
 
-class _DeadlinePassed(BaseException):
+class DeadlinePassed(time_limits.Stopped):
     """Raised inside the tool by the alarm: a BaseException, so a tool's `except Exception` cannot swallow it."""
 
 
@@ -67,21 +100,40 @@ def call_within(
 def _with_alarm(
     seconds: float, function: Callable[..., Any], kwargs: dict[str, Any], interrupt_after: float | None
 ) -> Any:
-    # Lifted by depth, not by the Limits pushed: the alarm may come before the push returns.
+    # Lifted by depth, not by the Limits pushed: a limit inside may be left armed by code that never lifted it.
     armed = time_limits.depth()
     try:
         try:
-            time_limits.push_stop_and_interrupt(seconds, _DeadlinePassed, interrupt_after, OutboundTimeUp)
+            time_limits.push_stop_and_interrupt(seconds, DeadlinePassed, interrupt_after, OutboundTimeUp)
             return function(**kwargs)
         finally:
             time_limits.lift_to(armed)
-    except _DeadlinePassed:
-        time_limits.lift_to(armed)  # raised before the lift above could run
-        raise ToolTimedOut from None
+    except DeadlinePassed as stopped:
+        raised = _raised(stopped)
+        waited = any(each.waiting_on_other_work for each in raised)
+        raise ToolTimedOut(work_left_running=waited, stopped=raised[0]) from None
+
+
+def _raised(stopped: DeadlinePassed) -> list[DeadlinePassed]:
+    """Each DeadlinePassed the stop raised while the tool unwound, the first first: where the tool was, then
+    where its unwinding waited (each raised while the one before was handled, its `__context__`)."""
+    raised = [stopped]
+    link = stopped.__context__
+    while link is not None and len(raised) < _MOST_REPEATS_READ:
+        if isinstance(link, DeadlinePassed):
+            raised.append(link)
+        link = link.__context__
+    raised.reverse()
+    return raised
+
+
+# A tool that swallows its stop again and again makes a chain as long as it lasts: read this much of it.
+_MOST_REPEATS_READ = 100
 
 
 def in_worker_thread(seconds: float | None, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """function(**kwargs) in a thread of its own, left behind with ToolTimedOut after `seconds` (None: waited for).
+    """function(**kwargs) in a thread of its own, left behind, still running, with ToolTimedOut after `seconds`
+    (None: waited for).
 
     It runs in a copy of the caller's context: what the call set in a ContextVar (the time its
     outbound calls must end by) holds in the thread too.
@@ -99,7 +151,7 @@ def in_worker_thread(seconds: float | None, function: Callable[..., Any], kwargs
     worker.start()
     worker.join(seconds)
     if not outcome:
-        raise ToolTimedOut
+        raise ToolTimedOut(work_left_running=True, left_in=worker)
     finished, value = outcome[0]
     if finished:
         return value

@@ -6,6 +6,7 @@ import dataclasses
 import inspect
 import json
 import sys
+import threading
 import time
 import traceback
 from typing import TYPE_CHECKING, Any
@@ -37,9 +38,16 @@ from median_lambda.runtime.aws_clients import (
     longest_call_seconds,
 )
 from median_lambda.runtime.env import running_in_deployed_lambda
-from median_lambda.runtime.observability import Metric, logger, record_no_tool_can_run, record_tool_run, tool_segment
+from median_lambda.runtime.observability import (
+    Metric,
+    logger,
+    record_no_tool_can_run,
+    record_tool_run,
+    record_work_left_running,
+    tool_segment,
+)
 from median_lambda.runtime.strict_json import TOO_DEEP, nests_deeper_than, object_without_duplicates, refuse_constant
-from median_lambda.runtime.time_limits import OUTBOUND_DEADLINE
+from median_lambda.runtime.time_limits import OUTBOUND_DEADLINE, Stopped
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -169,19 +177,56 @@ def _crash_summary(error: BaseException) -> dict[str, Any]:
     }
 
 
-def _crashed(what: str, error: BaseException, ctx: ToolContext, *, returned: bool = False) -> Answer:
-    """A 500 for a tool that raised (a retry runs it again) or `returned` something unsendable (it does not)."""
+def _crashed(
+    what: str,
+    error: BaseException,
+    ctx: ToolContext,
+    *,
+    returned: bool = False,
+    left_running: bool = False,
+    tool: str | None = None,
+) -> Answer:
+    """A 500 for a tool that raised (a retry runs it again, unless work it started may still be running) or
+    `returned` something unsendable (it does not)."""
     reference = ctx.reference
     # The answer's reference is all the caller has: the log line must carry it to be found by it.
     logger.error(f"{what} crashed", extra={"call_id": ctx.call_id, "reference": reference, **_crash_summary(error)})
     from median_lambda.authoring.local_crash import explain_locally  # only a crash pays for it, never a cold POST
 
     explain_locally(what, reference, error)
+    if left_running:
+        _left_running(what, ctx, tool)
+        return Answer(
+            500,
+            error_body(
+                ErrorCode.INTERNAL_ERROR,
+                f"The tool failed on the server, and {_LEFT_RUNNING}. Reference {reference}.",
+                post=True,
+            ),
+        )
     return Answer(
         500,
         error_body(ErrorCode.INTERNAL_ERROR, f"The tool failed on the server; reference {reference}.", post=True),
         rerun_on_retry=not returned,
     )
+
+
+# What an answer says of work its call left running, which is recorded: a retry of its callId gets it again.
+_LEFT_RUNNING = (
+    "work it started may still be running, so it is unknown whether it did its work; check before calling "
+    "it again, with a new callId"
+)
+
+
+def _left_running(what: str, ctx: ToolContext, tool: str | None) -> None:
+    """Say that work a call started may still run once it is answered: an ERROR line, and for a tool its metric."""
+    logger.error(
+        f"{what} left work running after its answer: its callId's record is kept, so a retry gets this "
+        "answer and the tool does not run again",
+        extra={"call_id": ctx.call_id, "reference": ctx.reference},
+    )
+    if tool is not None:
+        record_work_left_running(tool)
 
 
 def _declined_for_a_cause(what: str, declined: ToolError, ctx: ToolContext) -> None:
@@ -217,12 +262,38 @@ def _too_large(what: str, serialized: str, ctx: ToolContext) -> Answer:
     )
 
 
-def _timed_out(what: str, ctx: ToolContext, raised: BaseException | None = None) -> Answer:
+def _timed_out(
+    what: str,
+    ctx: ToolContext,
+    raised: BaseException | None = None,
+    *,
+    stopped: ToolTimedOut | None = None,
+    left_running: bool = False,
+    tool: str | None = None,
+) -> Answer:
     reference = ctx.reference
     # The answer's reference is all the caller has: the log line must carry it to be found by it.
     # What the tool raised once its outbound calls were cut short is named by its type, never its text.
     raised_type = {"error_type": type(raised).__name__} if raised is not None else {}
     logger.error(f"{what} timed out", extra={"call_id": ctx.call_id, "reference": reference, **raised_type})
+    from median_lambda.authoring.local_crash import explain_timeout_locally  # only a timeout pays for it
+
+    # Where it was: where its time limit stopped it, the thread left running it, or the call cut short.
+    if stopped is not None:
+        explain_timeout_locally(what, reference, stopped.stopped, stopped.left_in)
+    else:
+        explain_timeout_locally(what, reference, raised, None)
+    if left_running:
+        _left_running(what, ctx, tool)
+        return Answer(
+            504,
+            error_body(
+                ErrorCode.TIMEOUT,
+                f"The tool did not finish in the time this function had left, and {_LEFT_RUNNING}. "
+                f"Reference {reference}.",
+                post=True,
+            ),
+        )
     return Answer(
         504,
         error_body(
@@ -235,20 +306,23 @@ def _timed_out(what: str, ctx: ToolContext, raised: BaseException | None = None)
     )
 
 
-def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext, is_async: bool) -> Any:
+def _call(
+    function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext, is_async: bool, left: list[bool]
+) -> Any:
     """The tool's result within its time; its outbound calls end TOOL_MARGIN_SECONDS before that, as a whole.
 
     Whatever library a tool calls out with, a step's timeout does not bound a call (a server
     that trickles its answer never meets one): the calls the tool has under way when that time
     is up are cut short with its library's own error (median_lambda/runtime/time_limits.py), which the
-    tool turns into its own ToolError with the margin it has left.
+    tool turns into its own ToolError with the margin it has left. An async tool's work that outlives
+    it (a task that would not end, a thread of its loop's executor) appends True to `left`.
     """
     remaining = ctx.remaining_seconds()
     if remaining is None:
         if is_async:
             from median_lambda.calls.event_loop import await_within
 
-            return await_within(None, function, kwargs)
+            return await_within(None, function, kwargs, left=left)
         return function(**kwargs)
     outbound_seconds = remaining - TOOL_MARGIN_SECONDS
     token = OUTBOUND_DEADLINE.set(time.monotonic() + outbound_seconds)
@@ -258,7 +332,7 @@ def _call(function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext
             # Imported here: asyncio would cost every cold POST, sync tools' included, ~10-35 ms.
             from median_lambda.calls.event_loop import await_within
 
-            return await_within(remaining, function, kwargs, cut_after=outbound_seconds, cut=cut)
+            return await_within(remaining, function, kwargs, cut_after=outbound_seconds, cut=cut, left=left)
         return call_within(remaining, function, kwargs, interrupt_after=outbound_seconds)
     except (ToolError, ToolTimedOut):
         raise
@@ -288,12 +362,31 @@ def _cut_short(error: BaseException) -> bool:
 
 
 def _run(
-    what: str, function: Callable[..., Any], kwargs: dict[str, Any], ctx: ToolContext, is_async: bool = False
+    what: str,
+    function: Callable[..., Any],
+    kwargs: dict[str, Any],
+    ctx: ToolContext,
+    is_async: bool = False,
+    *,
+    tool: str | None = None,
+    threads: list[threading.Thread] | None = None,
 ) -> Answer:
+    """The answer of `function(**kwargs)`: its output, its ToolError, or the 500 or 504 its crash or timeout makes.
+
+    Where the 500 or 504 would let a retry run it again, work it started that may still be running is
+    looked for first, and makes the answer one that is recorded (`_LEFT_RUNNING`): the tool was stopped
+    waiting on another thread's or a process's work, or ran in a worker thread it is still running in
+    (median_lambda/calls/deadline.py); an async tool left a task that would not end, or work in its loop's
+    executor (median_lambda/calls/event_loop.py); or a thread is alive that was not among the `threads` before
+    it (listed for a call through the idempotency table, whose retry would run the tool again: ~2 us beside
+    the table's milliseconds, which a warm call without it is never charged).
+    """
+    left: list[bool] = []
     try:
-        output = _call(function, kwargs, ctx, is_async)
-    except ToolTimedOut:
-        return _timed_out(what, ctx)
+        output = _call(function, kwargs, ctx, is_async, left)
+    except ToolTimedOut as stopped:
+        running = stopped.work_left_running or _still_running(left, threads)
+        return _timed_out(what, ctx, stopped=stopped, left_running=running, tool=tool)
     except ToolError as declined:
         # Python's rule for the cause its traceback shows (local_crash.cause_of), read here: a ToolError
         # with none, a tool's everyday answer, imports nothing more.
@@ -305,9 +398,10 @@ def _run(
             "error": {"code": ErrorCode.TOOL_ERROR, "message": declined.message},
         }
     except _CutShort as cut_short:  # a call cut short at its time, its error not caught: its work is in doubt
-        return _timed_out(what, ctx, cut_short.__cause__)
-    except Exception as error:
-        return _crashed(what, error, ctx)
+        running = _still_running(left, threads)
+        return _timed_out(what, ctx, cut_short.__cause__, left_running=running, tool=tool)
+    except BaseException as error:  # any, SystemExit and KeyboardInterrupt too: a library that exits is a crash
+        return _crashed(what, error, ctx, left_running=_still_running(left, threads), tool=tool)
     else:
         if isinstance(output, BaseModel):
             output = output.model_dump(mode="json", by_alias=True)
@@ -319,6 +413,22 @@ def _run(
     if not body_fits(serialized):
         return _too_large(what, serialized, ctx)
     return Answer(200, body, serialized)
+
+
+def _threads_a_tool_can_start() -> list[threading.Thread]:
+    """The threads alive that are no daemons: those a tool's code starts (a Thread of its own, a pool's workers,
+    asyncio's executor's), never a server's per-connection daemons (werkzeug's under moto, in a project's tests)."""
+    return [thread for thread in threading.enumerate() if not thread.daemon]
+
+
+def _still_running(left: list[bool], threads: list[threading.Thread] | None) -> bool:
+    """Whether work the call started may still be running: an async tool's (`left`), or a thread alive now
+    that was not among `threads` before it."""
+    if left:
+        return True
+    if threads is None:
+        return False
+    return any(thread not in threads for thread in _threads_a_tool_can_start())
 
 
 def _outcome_metric(answer: Answer) -> str | None:
@@ -349,9 +459,9 @@ def _dependencies(tool: Tool) -> dict[str, Any]:
     for name, dependency in tool.dependencies:
         try:
             values[name] = dependency.value() if isinstance(dependency, Dependency) else dependency.current()
-        except (SecretUnavailable, ConfigurationError):
+        except (SecretUnavailable, ConfigurationError, Stopped):
             raise
-        except Exception as error:
+        except BaseException as error:  # SystemExit from a settings class's code too: the tool's crash
             if isinstance(dependency, Dependency):
                 raise _SetupCrashed(tool.location, f"reading {dependency!r} raised {type(error).__name__}") from error
             raise _SetupCrashed(
@@ -442,15 +552,19 @@ def _with_dependencies(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext) -> 
     return None
 
 
-def run_tool(tool: Tool, args: BaseModel, ctx: ToolContext) -> Answer:
+def run_tool(tool: Tool, args: BaseModel, ctx: ToolContext, *, recorded: bool = False) -> Answer:
+    """The tool's answer; `recorded`: a call through the idempotency table, whose retry gets what it answers."""
     kwargs: dict[str, Any] = {tool.model_parameter: args}
     if tool.context_parameter:
         kwargs[tool.context_parameter] = ctx
+    threads = _threads_a_tool_can_start() if recorded else None
     started = time.perf_counter()
     with tool_segment(tool.name):
         # The answer instead of the tool's, when what it takes cannot be had: it does not run.
         instead = _with_dependencies(tool, kwargs, ctx) if tool.dependencies else None
-        answer = instead or _run(f"Tool {tool.name}", tool.function, kwargs, ctx, tool.is_async)
+        answer = instead or _run(
+            f"Tool {tool.name}", tool.function, kwargs, ctx, tool.is_async, tool=tool.name, threads=threads
+        )
     record_tool_run(tool.name, _outcome_metric(answer), (time.perf_counter() - started) * 1000)
     return answer
 
@@ -512,38 +626,61 @@ def _validated_in_time(tool: Tool, raw_input: Any, ctx: ToolContext, kept_before
     """The input validated, by the tool's deadline less `kept_before_tool`; else a 504 with the tool not run.
 
     Validation runs the author's model (patterns, validators), which can take longer than the
-    function has: bounded like the tool, it cannot make the answer miss Lambda's deadline.
+    function has: bounded like the tool, it cannot make the answer miss Lambda's deadline. What
+    its own code raises that is no validation error (a validator's KeyError, a SystemExit) is the
+    tool's crash, before it ran: a 500 counted in its ToolCrashes.
     """
-    remaining = ctx.remaining_seconds()
-    if remaining is None:
-        return validate_input(tool, raw_input)
-    seconds = remaining - kept_before_tool
-    if seconds <= 0:
-        # What the handler's own steps may take (the table's requests, the answer) is more than is left.
-        logger.error(
-            "Too little time left to run a call safely; answering 504, the tool did not run",
-            extra={"call_id": ctx.call_id, "tool": tool.name, "seconds_short": round(-seconds, 3)},
-        )
-        raise Refusal(
-            504,
-            ErrorCode.TIMEOUT,
-            "This function had too little time left to run the tool safely, so the tool did not run; retry. "
-            f"If this persists, raise the function's timeout. Reference {ctx.reference}.",
-        )
-    try:
-        model: BaseModel = call_within(seconds, validate_input, {"tool": tool, "raw_input": raw_input})
-    except ToolTimedOut:
-        logger.error(
-            "Validating the input took longer than the time left; answering 504, the tool did not run",
-            extra={"call_id": ctx.call_id, "tool": tool.name, "seconds": round(seconds, 3)},
-        )
-        raise Refusal(
-            504,
-            ErrorCode.TIMEOUT,
-            "Checking the input against the tool's schema took longer than the time this function had left, so "
-            f"the tool did not run. Reference {ctx.reference}.",
-        ) from None
+    try:  # one function, not two: a call costs a warm POST more than a `try` does (nothing)
+        remaining = ctx.remaining_seconds()
+        if remaining is None:
+            return validate_input(tool, raw_input)
+        seconds = remaining - kept_before_tool
+        if seconds <= 0:
+            # What the handler's own steps may take (the table's requests, the answer) is more than is left.
+            logger.error(
+                "Too little time left to run a call safely; answering 504, the tool did not run",
+                extra={"call_id": ctx.call_id, "tool": tool.name, "seconds_short": round(-seconds, 3)},
+            )
+            raise Refusal(
+                504,
+                ErrorCode.TIMEOUT,
+                "This function had too little time left to run the tool safely, so the tool did not run; retry. "
+                f"If this persists, raise the function's timeout. Reference {ctx.reference}.",
+            )
+        try:
+            model: BaseModel = call_within(seconds, validate_input, {"tool": tool, "raw_input": raw_input})
+        except ToolTimedOut:
+            logger.error(
+                "Validating the input took longer than the time left; answering 504, the tool did not run",
+                extra={"call_id": ctx.call_id, "tool": tool.name, "seconds": round(seconds, 3)},
+            )
+            raise Refusal(
+                504,
+                ErrorCode.TIMEOUT,
+                "Checking the input against the tool's schema took longer than the time this function had left, "
+                f"so the tool did not run. Reference {ctx.reference}.",
+            ) from None
+    except Refusal:
+        raise
+    except BaseException as error:
+        raise _validation_crashed(tool, error, ctx) from None
     return model
+
+
+def _validation_crashed(tool: Tool, error: BaseException, ctx: ToolContext) -> Refusal:
+    logger.error(
+        f"Tool {tool.name} crashed before it ran, validating its input",
+        extra={"call_id": ctx.call_id, "reference": ctx.reference, **_crash_summary(error)},
+    )
+    from median_lambda.authoring.local_crash import explain_locally  # only a crash pays for it
+
+    explain_locally(f"Tool {tool.name}'s input model", ctx.reference, error)
+    record_tool_run(tool.name, Metric.TOOL_CRASHES, 0.0)  # the tool's crash, as its alarm counts one
+    return Refusal(
+        500,
+        ErrorCode.INTERNAL_ERROR,
+        f"The tool failed on the server before it ran, checking its input; reference {ctx.reference}.",
+    )
 
 
 def _tools_failed(failed: ToolLoadError, ctx: ToolContext, tool: str | None) -> Refusal:
@@ -613,7 +750,7 @@ def handle_post(body: bytes, request_id: str, lambda_context: LambdaContext | No
             args = _validated_in_time(tool, raw_input, ctx, kept_before_tool=STORE_CALL_SECONDS)
             # The input as the tool gets it, where its JSON alone would not tell (median_lambda/calls/whole_numbers.py).
             identified = as_identified(tool.input_model, raw_input)
-            return at_most_once(tool.name, identified, ctx, lambda: run_tool(tool, args, ctx))
+            return at_most_once(tool.name, identified, ctx, lambda: run_tool(tool, args, ctx, recorded=True))
         args = _validated_in_time(tool, raw_input, ctx, kept_before_tool=0.0)
         return run_tool(tool, args, ctx)
     except Refusal as refusal:

@@ -289,29 +289,29 @@ def artifact_requirements(
     return result.stdout
 
 
-def lambda_environment(machine: str) -> dict[str, str]:
-    """PEP 508 marker values of the Lambda runtime (Linux, CPython 3.13) on `machine`."""
+def lambda_environment(machine: str, python: str) -> dict[str, str]:
+    """PEP 508 marker values of the Lambda runtime (Linux, CPython `python`, "3.13") on `machine`."""
     return {
         "implementation_name": "cpython",
         "os_name": "posix",
         "platform_machine": machine,
         "platform_python_implementation": "CPython",
         "platform_system": "Linux",
-        "python_full_version": "3.13.0",
-        "python_version": "3.13",
+        "python_full_version": f"{python}.0",
+        "python_version": python,
         "sys_platform": "linux",
     }
 
 
 def locked_artifact_versions(
-    machine: str, project: Path = ROOT, export: tuple[str, ...] = ARTIFACT_EXPORT
+    machine: str, python: str, project: Path = ROOT, export: tuple[str, ...] = ARTIFACT_EXPORT
 ) -> dict[str, str]:
-    """Normalised name -> version of every package the lock puts into an artifact for `machine` (or what
-    another `export` selects)."""
+    """Normalised name -> version of every package the lock puts into an artifact for `machine` and the runtime's
+    `python` (or what another `export` selects)."""
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    environment = lambda_environment(machine)
+    environment = lambda_environment(machine, python)
     versions: dict[str, str] = {}
     for line in artifact_requirements(hashes=False, project=project, export=export).splitlines():
         if not line.strip() or line.lstrip().startswith("#"):

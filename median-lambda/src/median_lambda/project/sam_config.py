@@ -5,7 +5,8 @@ SAM does not tell a `BuildMethod: makefile` build which architecture it builds f
 (`median local`'s, for a build from a copy of the template set to another, `make invoke
 LOCAL_ARCH=x86_64`), else the function's `Architectures` as template.yaml writes it (Globals,
 or the function's own), else Lambda's default, x86_64; and the wheels' machine for it (aarch64,
-as pip's manylinux platform tags name arm64).
+as pip's manylinux platform tags name arm64). The Python it builds for is the function's `Runtime`
+(runtime_python): a project moves to a newer one by that line (docs/upgrading.md).
 
 `sam local` takes `--parameter-overrides` in place of samconfig.toml's, not on top of them, so
 `median local` passes samconfig's local overrides with the user's added (local_overrides:
@@ -126,6 +127,17 @@ def written_architecture(template: dict[str, Any]) -> str:
     if not isinstance(written, list) or len(written) != 1:
         return str(written)
     return str(written[0])
+
+
+def runtime_python(template: Path = TEMPLATE) -> str:
+    """The Python the function runs, as "3.13" for template.yaml's `Runtime: python3.13` (the function's own,
+    else Globals'): what the build installs wheels for and compiles with, and the artifact is checked for."""
+    own = load_template(template).get("Resources", {}).get(FUNCTION, {}).get("Properties", {})
+    written = str(own.get("Runtime", load_template(template).get("Globals", {}).get("Function", {}).get("Runtime")))
+    major, _, minor = written.removeprefix("python").partition(".")
+    if not written.startswith("python") or major != "3" or not minor.isdigit():
+        raise ValueError(f"{template.name}'s Runtime is {written!r}, not one of Lambda's Python runtimes (python3.13)")
+    return f"3.{minor}"
 
 
 def wheel_machine(architecture: str) -> str:

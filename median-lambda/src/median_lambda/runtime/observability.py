@@ -17,6 +17,8 @@ version's) and either `tool` or `cause`:
   ToolCalls, ToolErrors, ToolCrashes, ToolTimeouts, ToolDuration (ms)   per tool that ran
   ToolCrashes                                     under `(every tool)`: a request no tool could serve
   ReplayedCalls                                   per tool, answered from its callId record
+  ToolWorkLeftRunning                             per tool answered 500 or 504 while work it started
+                                                  may still be running (median_lambda/calls/dispatch.py)
   RejectedSignatures                              per cause: missing, malformed, stale, mismatch
 and, each on a line of its own:
   ServerErrors                                    `service` and `function_version`, once per answer of
@@ -172,6 +174,7 @@ class Metric:
     REJECTED_SIGNATURES = "RejectedSignatures"
     SERVER_ERRORS = "ServerErrors"  # any answer of status 500 or more
     TIME_LIMITS_DEGRADED = "TimeLimitsDegraded"
+    TOOL_WORK_LEFT_RUNNING = "ToolWorkLeftRunning"  # a 500 or 504 whose work may still be running: recorded
 
 
 # The dimension every metric of an invocation carries, and ServerErrors' line: which version answered.
@@ -240,6 +243,11 @@ def record_no_tool_can_run() -> None:
     """A request answered 500 because this container can run no tool: ToolCrashes, which the crash alarm
     (and so a gradual deployment's rollback) watches, under the `tool` EVERY_TOOL."""
     _recorder("tool", EVERY_TOOL).add_metric(name=Metric.TOOL_CRASHES, unit=_count, value=1.0)
+
+
+def record_work_left_running(tool: str) -> None:
+    """A call of `tool` was answered 500 or 504 while work it started may still be running (its answer recorded)."""
+    _recorder("tool", tool).add_metric(name=Metric.TOOL_WORK_LEFT_RUNNING, unit=_count, value=1.0)
 
 
 def record_replay(tool: str) -> None:

@@ -10,8 +10,14 @@ closing of a half-read connection included).
 
 Limits nest, in one stack, and one timer serves them all, set for the earliest:
 
-- a limit that *stops* raises its BaseException once, which no `except Exception` catches: a
-  tool at its deadline, unwound to the handler's own frame, which answers 504;
+- a limit that *stops* raises its BaseException (`Stopped`), which no `except Exception` catches:
+  a tool at its deadline, unwound to the handler's own frame, which answers 504. It is raised
+  again every REPEAT_SECONDS until it comes back to that frame, so that whatever the tool's
+  unwinding waits on (a `with ThreadPoolExecutor` block's join of its workers, a `finally` that
+  waits on a lock or a queue: each of those waits is interrupted by a signal) is cut short too, and
+  the answer still comes in time. Where it was raised is noted: in code waiting on another
+  thread's or a process's work, that work may still be running once the call is answered
+  (median_lambda/calls/deadline.py says what follows);
 - a limit that *interrupts* raises an Exception its code may catch: botocore's error family for
   an AWS call, raised once (botocore's retry is vetoed past it: median_lambda/runtime/aws_clients.py);
   a TimeoutError for a sync tool's network calls, raised again every REPEAT_SECONDS while that
@@ -29,7 +35,9 @@ that stops.
 When several are due, the outermost that stops wins (the tool's time is up, whatever it was
 doing); else the innermost that interrupts, which holds the outer ones back while it is armed (an
 AWS call inside a tool gets botocore's error, not the tool's TimeoutError). The handler never
-raises in this module's own code, whose caller would be left without the limit to lift.
+raises in median_lambda's own code (this module's, the frame that armed a stop, and what runs
+between it and the tool), whose caller would be left without the limit to lift or its cleanup
+undone: it looks again a moment later.
 
 Signals reach only the main thread, where Lambda calls the handler: elsewhere (`make serve`'s
 threads, a test calling from a thread) nothing is armed, `arm` answers None, and a caller falls
@@ -51,8 +59,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from dis import Instruction
-    from types import CodeType, FrameType
+    from types import FrameType
 
 _HAS_ITIMER = hasattr(signal, "setitimer")  # not on Windows, where `make serve` may run
 # The handler now in place is read with the public signal.getsignal before every limit is armed.
@@ -61,7 +68,9 @@ _HAS_ITIMER = hasattr(signal, "setitimer")  # not on Windows, where `make serve`
 # the check on the warm POST floor at 1.03x with it and 1.01x with CPython's private
 # `_signal.getsignal`, ~0.15 us of an ~87 us warm POST (0.2%): no reason left for the private one.
 _MAIN_THREAD_ID = threading.main_thread().ident
-# An interrupting limit past its time raises again this often while its code goes on.
+_PACKAGE = __name__.partition(".")[0]
+# A limit past its time raises again this often while its code goes on: one that interrupts while
+# it waits on the network, one that stops wherever it is.
 REPEAT_SECONDS = 0.05
 # The timer never fires early; a limit this close to its time when it fires is due.
 _DUE_WITHIN_SECONDS = 0.0005
@@ -85,6 +94,17 @@ def invocation_deadline(context: object, kept_seconds: float) -> float | None:
     return time.monotonic() + float(remaining()) / 1000 - kept_seconds
 
 
+class Stopped(BaseException):
+    """What a limit that stops raises where the code is. A BaseException: no `except Exception` catches it, and
+    code that catches any BaseException (the runtime's own answer to a crash) lets this one through, to the
+    frame that armed the limit.
+
+    `waiting_on_other_work`: it was raised where the code waited on work running elsewhere, another thread's
+    or a process's, which may still be running once the stopped code has unwound."""
+
+    waiting_on_other_work = False
+
+
 class Limit:
     """One armed limit: when it is due, what it raises then, and, for one that interrupts, how often."""
 
@@ -101,86 +121,55 @@ class Limit:
 
 # Where the signal finds a thread that waits on the network. The handler is given the innermost
 # Python frame: for a thread blocked in C (a socket's recv, an SSL read, a selector's poll, a
-# sleep), the Python code that called that C function, in the middle of the call's CALL
-# instruction (frame.f_lasti is its offset; CPython 3.13). Code that computes is found anywhere
-# else: in a Python function's own instructions, or just after a C function it called has returned
-# (CPython runs the handler once the call is over, at the same instruction). So a frame waits on
-# the network when it is code of one of NETWORK_PACKAGES, stopped at a call of one of WAIT_CALLS:
-# the standard library's socket, ssl and selectors, which wrap every such wait, and the HTTP and
-# AWS clients that call a socket's methods themselves (httpcore's recv, urllib3's connect, http.client's
-# sendall) or sleep between attempts (botocore's and urllib3's retries). A call of those names in
-# their code is a wait, or the moment after one, still within the request it serves: never the
-# computing a tool does with an answer that has come back (urllib.parse, json, http.cookies hold no such call).
-NETWORK_PACKAGES = frozenset(
-    {"socket", "ssl", "selectors", "http", "urllib", "urllib3", "h11", "httpcore", "httpx", "requests"}
-    | {"botocore", "boto3", "s3transfer"}
-)
-WAIT_CALLS = frozenset(
-    {"recv", "recv_into", "recvfrom", "recvfrom_into", "recvmsg", "recvmsg_into"}
-    | {"send", "sendall", "sendto", "sendmsg", "sendfile", "connect", "connect_ex", "accept", "_accept"}
-    | {"getaddrinfo", "do_handshake", "poll", "select", "_select", "control", "sleep"}
-)
-# ... and in ssl's own code, an SSL object's read and write, which wait on the socket beneath it. Elsewhere
-# those names are a file's or a buffer's (http.client reads its headers from one), which never wait.
-_SSL_WAIT_CALLS = WAIT_CALLS | {"read", "write"}
-# Each code object's wait calls, by offset, found once (by `dis`, imported when first needed: a
-# cold GET whose key read is never cut short never pays for it).
-_wait_offsets: dict[CodeType, frozenset[int]] = {}
+# connect, a sleep), the Python function that made that call, which does not return to the
+# interpreter until its wait is over. Each function below does that one wait and nothing else
+# (each checked against its library's source, as locked: CPython 3.13's socket, ssl, selectors and
+# http.client, which wrap every such wait, and urllib3 2.8, httpcore 1.0 and botocore 1.43, which
+# call a socket's methods themselves or sleep between two attempts), by its module and qualified
+# name: a frame's `f_globals["__name__"]` and `f_code.co_qualname`, public on every CPython since
+# 3.11 (no bytecode, offset or opcode is read). A frame anywhere else computes, in the tool's own
+# code or in a library's working on an answer that has come back (urllib.parse, http.cookies, json,
+# h11's and botocore's parsers), and a limit that interrupts is never raised there. The names are
+# frames' identities, matched as text: no module of those listed is imported here, its private ones
+# (httpcore's backend) included.
+NETWORK_WAITS: dict[str, frozenset[str]] = {
+    "socket": frozenset({"SocketIO.readinto", "SocketIO.write", "create_connection", "getaddrinfo"}),
+    "ssl": frozenset(
+        {"SSLSocket.read", "SSLSocket.write", "SSLSocket.recv", "SSLSocket.recv_into"}
+        | {"SSLSocket.send", "SSLSocket.sendall", "SSLSocket.do_handshake"}
+    ),
+    # Each selector's wait; PollSelector's and DevpollSelector's is their base class's.
+    "selectors": frozenset(
+        {"SelectSelector.select", "_PollLikeSelector.select", "EpollSelector.select", "KqueueSelector.select"}
+    ),
+    "http.client": frozenset({"HTTPConnection.send"}),
+    "urllib3.util.connection": frozenset({"create_connection"}),
+    "urllib3.util.wait": frozenset({"select_wait_for_socket", "poll_wait_for_socket.<locals>.do_poll"}),
+    "urllib3.util.retry": frozenset({"Retry.sleep_for_retry", "Retry._sleep_backoff"}),
+    "httpcore._backends.sync": frozenset({"SyncStream.read", "SyncStream.write", "SyncBackend.sleep"}),
+}
+# botocore sleeps between two attempts in a function that does more: Endpoint._needs_retry asks the
+# client's handlers whether to retry an attempt's outcome, an answer that came included, and sleeps
+# only once one has answered with the seconds to wait (its local `handler_response`). Its frame waits
+# on the network from then on, and computes with an answer before.
+_WAITS_ONCE_DECIDED = {("botocore.endpoint", "Endpoint._needs_retry"): "handler_response"}
+# Where a stopped thread was waiting on work running elsewhere: another thread's (a join, a future's
+# result, an event, a queue) or a child process's.
+_WAITS_ON_OTHER_WORK = frozenset({"threading", "queue", "concurrent", "multiprocessing", "subprocess"})
 
 
 def waiting_on_network(frame: FrameType | None) -> bool:
-    """Whether `frame`, where the signal found the main thread, is network code in the middle of one of its waits."""
+    """Whether `frame`, where the signal found the main thread, is one of NETWORK_WAITS (or botocore's
+    retry sleep): a wait on the network, or the moment just before or after one, within the request it serves."""
     if frame is None:
         return False
     module = frame.f_globals.get("__name__")
-    if not isinstance(module, str) or module.partition(".")[0] not in NETWORK_PACKAGES:
-        return False
-    code = frame.f_code
-    offsets = _wait_offsets.get(code)
-    if offsets is None:
-        offsets = _wait_offsets[code] = calls_of(code, _SSL_WAIT_CALLS if module == "ssl" else WAIT_CALLS)
-    return frame.f_lasti in offsets
-
-
-def calls_of(code: CodeType, names: frozenset[str]) -> frozenset[int]:
-    """The offsets of `code`'s calls of a function or method by one of `names`: `self._sock.recv_into(b)`,
-    `time.sleep(backoff)`, `super().connect(address)`."""
-    import dis
-
-    instructions = list(dis.get_instructions(code))
-    return frozenset(
-        instruction.offset
-        for index, instruction in enumerate(instructions)
-        if instruction.opname in ("CALL", "CALL_KW") and _callee(instructions, index) in names
-    )
-
-
-def _callee(instructions: list[Instruction], call: int) -> str | None:
-    """The name the call at `instructions[call]` calls by: the attribute or global that the instruction
-    loading its callable names; None when it is not one (a local, another call's result).
-
-    CPython 3.13 pushes the callable (and self, or NULL), then the arguments, then for CALL_KW a
-    tuple of the keywords' names: reading back from the call, the instructions that leave exactly
-    those arguments on the stack come first, and the one before them loaded the callable.
-    """
-    import dis
-
-    above = (instructions[call].arg or 0) + (instructions[call].opname == "CALL_KW")
-    index = call
-    while above > 0 and index > 0:
-        index -= 1
-        try:
-            above -= dis.stack_effect(instructions[index].opcode, instructions[index].arg, jump=False)
-        except ValueError:  # an instruction whose effect dis cannot tell: the call is not read
-            return None
-    if above != 0 or index == 0:
-        return None  # an argument that jumps (`a if b else c`) or nothing before: not read
-    loader = instructions[index - 1]
-    if loader.opname == "PUSH_NULL" and index >= 2:  # `module.function(...)`: the callable, then NULL
-        loader = instructions[index - 2]
-    if loader.opname in ("LOAD_ATTR", "LOAD_GLOBAL", "LOAD_SUPER_ATTR", "LOAD_NAME") and isinstance(loader.argval, str):
-        return loader.argval
-    return None
+    waits = NETWORK_WAITS.get(module)  # type: ignore[arg-type]
+    name = frame.f_code.co_qualname
+    if waits is not None:
+        return name in waits
+    decided_by = _WAITS_ONCE_DECIDED.get((module, name))  # type: ignore[arg-type]
+    return decided_by is not None and bool(frame.f_locals.get(decided_by))
 
 
 _limits: list[Limit] = []  # armed, outermost first
@@ -272,7 +261,7 @@ def push_stop_and_interrupt(
     """
     armed = len(_limits)
     now = time.monotonic()
-    _limits.append(Limit(now + seconds, stop, True, False))
+    _limits.append(Limit(now + seconds, stop, True, True))
     first = seconds
     if interrupt_after is not None:
         interrupt_after = max(0.0, interrupt_after)
@@ -369,18 +358,27 @@ def _set_timer(at: float, now: float) -> None:
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     # A signal already on its way when the last limit was lifted finds nothing due, and does nothing.
     now = time.monotonic()
-    if frame is not None and frame.f_globals.get("__name__") == __name__:
-        # In this module's own code (a limit armed already due fires as `push` sets the timer): an
-        # exception here would leave its caller without the limit to lift. A moment later, then.
-        _set_timer(now + _DUE_WITHIN_SECONDS, now)
-        return
     due_by = now + _DUE_WITHIN_SECONDS
     stopping = next((limit for limit in _limits if limit.stops and limit.fires_at <= due_by), None)
     if stopping is not None:
-        stopping.fires_at = _NEVER  # once: its BaseException unwinds to the frame that armed it
+        module = frame.f_globals.get("__name__", "") if frame is not None else ""
+        package = module.partition(".")[0] if isinstance(module, str) else ""
+        if package == _PACKAGE:
+            # In median_lambda's own code: this module's (a limit armed already due fires as `push` sets the
+            # timer), the frame that armed the stop (its exception has come back to it) and what runs between
+            # it and the tool (an event loop's turn handed back): an exception there would leave its caller
+            # without the limit to lift, or its cleanup undone. A moment later, then.
+            _set_timer(due_by, now)
+            return
+        # Again while its code goes on: a join or a wait in a `finally` the tool's unwinding meets is cut
+        # short too, until its exception comes back to the frame that armed it, which lifts it.
+        stopping.fires_at = now + REPEAT_SECONDS
         stopping.raised = True
         _set_timer(_next_due(), now)
-        raise stopping.raises()
+        stopped = stopping.raises()
+        if package in _WAITS_ON_OTHER_WORK and isinstance(stopped, Stopped):
+            stopped.waiting_on_other_work = True
+        raise stopped
     inner = _innermost_interrupting()
     if inner is None or inner.fires_at > due_by:
         _set_timer(_next_due(), now)

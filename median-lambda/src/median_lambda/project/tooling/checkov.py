@@ -1,5 +1,5 @@
 # /// script
-# requires-python = ">=3.13,<3.14"
+# requires-python = ">=3.13,<3.15"
 # dependencies = [
 #     # It adds checks even in patch releases: held to one, so `make validate` fails only on a change to
 #     # the templates or .github/, and a newer Checkov comes in by a deliberate bump here.

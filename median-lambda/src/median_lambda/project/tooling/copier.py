@@ -1,5 +1,5 @@
 # /// script
-# requires-python = ">=3.13,<3.14"
+# requires-python = ">=3.13,<3.15"
 # dependencies = [
 #     # Held to one minor release: `make upgrade` and the template's proof of it run this one, and a
 #     # newer Copier comes in by a deliberate bump here (copier.yml's _min_copier_version is the floor).

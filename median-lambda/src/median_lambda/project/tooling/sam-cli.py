@@ -1,5 +1,5 @@
 # /// script
-# requires-python = ">=3.13,<3.14"
+# requires-python = ">=3.13,<3.15"
 # dependencies = [
 #     # AWS's own; its pins (pydantic 2.13, click) are not the project's, hence a venv of its own.
 #     "aws-sam-cli>=1.130",

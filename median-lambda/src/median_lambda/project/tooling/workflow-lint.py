@@ -1,5 +1,5 @@
 # /// script
-# requires-python = ">=3.13,<3.14"
+# requires-python = ">=3.13,<3.15"
 # dependencies = [
 #     "check-jsonschema>=0.39,<1",
 #     # zizmor adds audits in minor releases: held to one, so CI fails only on a change to the
