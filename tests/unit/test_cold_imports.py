@@ -49,7 +49,7 @@ CHECKS.append(("orders", lambda: "ok"))
 
 
 @tool(risk="low")
-def order_status(args: Note) -> dict:
+def parcel_status(args: Note) -> dict:
     """Where an order is."""
     return {"status": "shipped"}
 '''
@@ -63,7 +63,7 @@ health.SETTINGS.timeout = 5
 
 
 @tool(risk="low")
-def order_status(args: Note) -> dict:
+def parcel_status(args: Note) -> dict:
     """Where an order is."""
     return {"status": "shipped"}
 '''
@@ -72,7 +72,7 @@ ORDERS_ON_ITS_OWN = (
     HEADER
     + '''
 @tool(risk="low")
-def order_status(args: Note) -> dict:
+def parcel_status(args: Note) -> dict:
     """Where an order is."""
     return {"status": "shipped"}
 '''
@@ -99,7 +99,7 @@ health.order_check = lambda: True
 
 
 @tool(risk="low")
-def order_status(args: Note) -> dict:
+def parcel_status(args: Note) -> dict:
     """Where an order is."""
     return {"status": "shipped"}
 '''
@@ -118,7 +118,7 @@ class OrderInput(BaseModel):
 
 
 @tool(risk="low")
-def order_status(args: OrderInput) -> dict:
+def parcel_status(args: OrderInput) -> dict:
     """Where an order is."""
     return {"status": "shipped"}
 '''
@@ -135,7 +135,7 @@ class Carrier(BaseModel):
 orders.Carrier = Carrier
 orders.OrderInput.model_rebuild()
 """
-RECORDED = {"orderStatus": "tools.orders"}
+RECORDED = {"parcelStatus": "tools.orders"}
 
 
 def artifact(root: Path, modules: dict[str, str], tools: dict[str, str], diagnostics: str | None) -> Path:
@@ -208,8 +208,8 @@ def test_a_tool_whose_input_model_another_module_finishes_is_named(tmp_path: Pat
     problems = cold_import_problems(built)
     # THEN the tool whose registration changes is named, with the module that changes it
     assert problems[-1] == (
-        "tools/carriers.py: importing it changes orderStatus as registered by tools/orders.py, which a deployed "
-        "function imports alone for a call of orderStatus"
+        "tools/carriers.py: importing it changes parcelStatus as registered by tools/orders.py, which a deployed "
+        "function imports alone for a call of parcelStatus"
     )
 
 
@@ -230,7 +230,7 @@ from tools import flags
 
 
 @tool(risk="low")
-def order_status(args: Note) -> dict:
+def parcel_status(args: Note) -> dict:
     """Where an order is."""
     return {"status": "shipped"}
 
@@ -238,7 +238,7 @@ def order_status(args: Note) -> dict:
 if flags.HISTORY:
 
     @tool(risk="low")
-    def order_history(args: Note) -> dict:
+    def parcel_history(args: Note) -> dict:
         """What an order went through."""
         return {"events": []}
 '''
@@ -246,14 +246,14 @@ if flags.HISTORY:
 
 
 def test_a_tool_its_module_registers_only_after_another_module_is_named(tmp_path: Path) -> None:
-    # GIVEN orders.py registering orderHistory only once a_setup.py has switched it on, as the build's import did
+    # GIVEN orders.py registering parcelHistory only once a_setup.py has switched it on, as the build's import did
     modules = {"flags": FLAGS, "a_setup": A_SETUP, "orders": ORDERS_WITH_A_SWITCHED_TOOL}
-    built = artifact(tmp_path, modules, {"orderStatus": "tools.orders", "orderHistory": "tools.orders"}, None)
+    built = artifact(tmp_path, modules, {"parcelStatus": "tools.orders", "parcelHistory": "tools.orders"}, None)
     # WHEN each recorded module is imported alone
     # THEN the tool a deployed call of it would not find is named, with where it must be registered
     assert cold_import_problems(built) == [
         "tools/orders.py: imported alone, as a call of each of its tools does deployed, it does not register "
-        "orderHistory, which it holds once every module of tools/ is imported: register it there"
+        "parcelHistory, which it holds once every module of tools/ is imported: register it there"
     ]
 
 

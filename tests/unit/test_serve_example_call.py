@@ -73,10 +73,10 @@ def test_the_example_is_an_input_the_tools_own_model_takes(model: type[BaseModel
 
 def test_an_input_no_example_can_give_is_said_to_be_refused_with_what_to_do() -> None:
     # WHEN the tool's field holds to a pattern, with no example of its own
-    sent, refused = sent_input("orderStatus", Patterned)
+    sent, refused = sent_input("parcelStatus", Patterned)
     # THEN the example is printed all the same, saying the tool refuses it, which field, and how to give one it takes
     assert sent == {"orderNumber": "example"}
     assert refused == (
-        "orderStatus refuses this example's orderNumber: String should match pattern '^ORD-\\d{4}$'. Give the field "
-        "an example of its own (Field(..., examples=[...])), and make serve's example is one orderStatus takes."
+        "parcelStatus refuses this example's orderNumber: String should match pattern '^ORD-\\d{4}$'. Give the field "
+        "an example of its own (Field(..., examples=[...])), and make serve's example is one parcelStatus takes."
     )
