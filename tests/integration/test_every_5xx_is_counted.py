@@ -2,7 +2,7 @@
 rollback alarm on a version's 5XX rate divides by its invocations (template.yaml's Api5xxRateAlarm).
 
 The family of what answers one: a tool that crashes or runs out of time, what it takes that cannot be read,
-an exception that escapes call handling (a tool's input model whose validator raises KeyError), the
+a tool's input model whose validator raises KeyError, an exception that escapes call handling, the
 idempotency table failing before the tool runs, too little time left to start, diagnostics that crash, an
 answer too large to send, and a container with no usable key. And nothing else is counted: an answer of 200,
 whether the tool succeeded or declined, and every 4xx.
@@ -81,10 +81,10 @@ def test_a_crash_and_a_timeout_are_each_counted(
     assert len(server_errors(logs)) == 2
 
 
-def test_an_exception_escaping_call_handling_is_counted(
+def test_an_input_model_whose_validator_crashes_is_counted_as_the_tools_crash(
     scratch_registry: Registry, client: MedianTestClient, logs: LogCapture
 ) -> None:
-    # GIVEN a tool whose input model's validator raises KeyError, which escapes dispatch to the handler's last resort
+    # GIVEN a tool whose input model's validator raises KeyError, which is no validation error
     @tool(risk="low", name="parcelStatus")
     def parcel_status(args: ParcelInput) -> dict[str, str]:
         """Say where a parcel is."""
@@ -92,6 +92,28 @@ def test_an_exception_escaping_call_handling_is_counted(
 
     # WHEN it is called for a carrier the validator does not know
     answer = client.call("parcelStatus", {"parcel": "UPS-1"})
+    # THEN its 500 is counted once in ServerErrors, and as that tool's crash
+    assert answer.body["error"]["message"].startswith("The tool failed on the server before it ran, checking its input")
+    counted_once(logs, answer.status)
+    assert [metric["ToolCrashes"] for metric in logs.metrics() if "ToolCrashes" in metric] == [[1.0]]
+
+
+class _ContextWhoseClockFails(FakeLambdaContext):
+    def get_remaining_time_in_millis(self) -> int:
+        raise RuntimeError("the clock is gone")
+
+
+def test_an_exception_escaping_call_handling_is_counted(
+    scratch_registry: Registry, client: MedianTestClient, logs: LogCapture
+) -> None:
+    # GIVEN a tool, and a Lambda context whose clock raises in the handler's own code, before any tool runs
+    @tool(risk="low")
+    def plain(args: NoteInput) -> str:
+        """Answer."""
+        return "here"
+
+    # WHEN a call arrives
+    answer = client.send(signed_event("POST", call_body("plain", {"note": "x"})), _ContextWhoseClockFails())
     # THEN the last resort's 500 is counted, which no tool metric counts
     assert answer.body["error"]["message"].startswith("The server failed; reference ")
     counted_once(logs, answer.status)
