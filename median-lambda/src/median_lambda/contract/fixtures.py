@@ -39,6 +39,7 @@ from median_lambda.contract.deployed import (
     deployed_function_of_template,
     your_tools,
 )
+from median_lambda.project.lock import FOLDER_SOURCES, locked_library
 from median_lambda.protocol import SECRETS_EXTENSION_PORT_ENV, TOOLS_PACKAGE_ENV
 from median_lambda.testing import TEST_KEY, forget_what_a_container_keeps
 
@@ -151,6 +152,12 @@ def contract_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copytree(source, copy / name, ignore=_CACHES)
         elif source.is_file():
             shutil.copy2(source, copy / name)  # its time kept: make sees the venv as up to date
+    library = locked_library(Path.cwd() / "uv.lock")
+    folder = library.source.get(library.kind) if library.kind in FOLDER_SOURCES else None
+    if folder is not None and not Path(folder).is_absolute():
+        # The build installs median-lambda as uv.lock pins it: from a folder of the project (the template
+        # repository's own median-lambda/, a workspace member), the copy needs that folder too.
+        shutil.copytree(Path.cwd() / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (copy / ".venv").symlink_to(sys.prefix, target_is_directory=True)
     for name in LOCAL_FILES:
         if not (copy / "tools" / name).exists():

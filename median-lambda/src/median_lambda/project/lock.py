@@ -49,7 +49,7 @@ _DESCRIBED = re.compile(r"(?:^|-g)([0-9a-f]{7,40})$")
 
 LIBRARY = "median-lambda"
 # uv.lock's kinds of source for a package that is a folder of the project (a workspace member, a path).
-_FOLDER_SOURCES = ("editable", "directory", "path", "virtual")
+FOLDER_SOURCES = ("editable", "directory", "path", "virtual")
 
 
 class LockError(Exception):
@@ -100,7 +100,7 @@ def locked_library_requirement(project: Path = ROOT) -> str:
     """median-lambda as a requirements file gives it to an installer, exactly as uv.lock pins it: a folder's
     path; or uv's own export of the lock's line, an index's `==` with every hash the lock records, or a git commit."""
     library = locked_library(project / "uv.lock")
-    if library.kind in _FOLDER_SOURCES:
+    if library.kind in FOLDER_SOURCES:
         return f"{(project / library.source[library.kind]).resolve()}\n"
     exported = artifact_requirements(project=project, export=("--no-default-groups", "--no-editable"))
     requirements = exported.replace("\\\n", " ").splitlines()
@@ -122,7 +122,7 @@ def install_locked_library(target: Path, project: Path = ROOT) -> LockedLibrary:
         # The index the lock took it from (a company's, say), not whichever this machine would ask.
         index = library.source["registry"]
         options += ["--require-hashes", "--index-url", index] if "://" in index else ["--find-links", index]
-    if library.kind in _FOLDER_SOURCES:
+    if library.kind in FOLDER_SOURCES:
         # uv keys a folder's built wheel on its pyproject.toml, not its modules: built anew, never a stale one.
         options += ["--refresh-package", LIBRARY]
     installed = uv(
