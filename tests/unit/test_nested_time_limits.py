@@ -9,6 +9,7 @@ selector, a TLS connection on loopback, none of which is ever answered.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import inspect
 import selectors
@@ -19,7 +20,7 @@ import threading
 import time
 import traceback
 import urllib.parse
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -346,22 +347,55 @@ def test_a_stop_says_whether_it_came_where_the_code_waited_on_another_threads_wo
     assert stopped.value.waiting_on_other_work is on_other_work
 
 
-def test_a_stop_is_never_raised_in_median_lambdas_own_code() -> None:
-    # GIVEN a limit that stops, already due, and code of median_lambda's own that runs past it for a while (as the
-    # frame that armed a stop, or what runs between it and the tool, may): a wide body's depth measured
+@contextmanager
+def a_wide_bodys_depth_measured() -> Iterator[Callable[[], object]]:
+    """median_lambda's own code, to run past a stop for a while: the frame that armed one, or what runs between it
+    and the tool, may."""
     from median_lambda.runtime.strict_json import nests_deeper_than
 
     wide = [[index] for index in range(300_000)]
-    limit = time_limits.arm(soon(0.0), Stopped, stops=True)
-    started_at = time.monotonic()
-    # WHEN it runs there, and then returns to the caller's code
-    with armed(limit), pytest.raises(Stopped) as stopped:
-        nests_deeper_than(wide, 2)
-        time.sleep(WAIT_SECONDS)
+    yield lambda: nests_deeper_than(wide, 2)
+
+
+@contextmanager
+def an_event_loops_turn() -> Iterator[Callable[[], object]]:
+    """asyncio's own code, to run past a stop for a while, as an event loop's setup and cleanup may: a stop there
+    would leave the thread marked as running a loop, and asyncio.run() refused in it from then on. A turn of many
+    callbacks written in C, so that only asyncio's frames run it."""
+    loop = asyncio.new_event_loop()
+    cut_short: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _, what_asyncio_logs: cut_short.append(what_asyncio_logs))
+    for _ in range(300_000):
+        loop.call_soon(int)
+    loop.call_soon(loop.stop)
+    try:
+        yield loop.run_forever
+    finally:
+        loop.close()
+    # and none of its callbacks was cut short, the stop caught and logged by asyncio
+    assert cut_short == []
+
+
+@pytest.mark.parametrize(
+    "runs_past_it", [a_wide_bodys_depth_measured, an_event_loops_turn], ids=["median_lambda's", "asyncio's"]
+)
+def test_a_stop_is_never_raised_in_median_lambdas_own_code_or_asyncios(
+    runs_past_it: Callable[[], AbstractContextManager[Callable[[], object]]],
+) -> None:
+    # GIVEN a limit that stops, due in a moment, and code of median_lambda's own, or of asyncio's, that runs past it
+    with runs_past_it() as runs_there:
+        limit = time_limits.arm(soon(0.01), Stopped, stops=True)
+        started_at = time.monotonic()
+        # WHEN it runs there, and then returns to the caller's code
+        with armed(limit), pytest.raises(Stopped) as stopped:
+            runs_there()
+            time.sleep(WAIT_SECONDS)
     # THEN the stop waited for it to return, however long it took, and came in the caller's code
     assert time.monotonic() - started_at > time_limits.REPEAT_SECONDS
     *_, raised_in, handler = traceback.extract_tb(stopped.value.__traceback__)
     assert (Path(raised_in.filename).name, handler.name) == (Path(__file__).name, "_on_alarm")
+    # AND no event loop is left marked as running here: asyncio.run() runs
+    assert asyncio.run(asyncio.sleep(0, result="ran")) == "ran"
 
 
 def test_botocores_sleep_between_two_attempts_is_a_wait_on_the_network() -> None:

@@ -37,7 +37,8 @@ doing); else the innermost that interrupts, which holds the outer ones back whil
 AWS call inside a tool gets botocore's error, not the tool's TimeoutError). The handler never
 raises in median_lambda's own code (this module's, the frame that armed a stop, and what runs
 between it and the tool), whose caller would be left without the limit to lift or its cleanup
-undone: it looks again a moment later.
+undone, nor in asyncio's, whose event loop would be left marking the thread as running it: it
+looks again a moment later.
 
 Signals reach only the main thread, where Lambda calls the handler: elsewhere (`make serve`'s
 threads, a test calling from a thread) nothing is armed, `arm` answers None, and a caller falls
@@ -69,6 +70,11 @@ _HAS_ITIMER = hasattr(signal, "setitimer")  # not on Windows, where `make serve`
 # `_signal.getsignal`, ~0.15 us of an ~87 us warm POST (0.2%): no reason left for the private one.
 _MAIN_THREAD_ID = threading.main_thread().ident
 _PACKAGE = __name__.partition(".")[0]
+# Packages a stop is never raised in (see _on_alarm): median_lambda's own, and asyncio's, whose event loop
+# marks the thread as running it in run_forever's setup and unmarks it in its `finally`. A stop landing in
+# either leaves the thread marked for good: asyncio.run() then refuses to run there ("cannot be called from a
+# running event loop"), in every later call of the container.
+_NEVER_STOPPED_IN = frozenset({_PACKAGE, "asyncio"})
 # A limit past its time raises again this often while its code goes on: one that interrupts while
 # it waits on the network, one that stops wherever it is.
 REPEAT_SECONDS = 0.05
@@ -363,11 +369,12 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     if stopping is not None:
         module = frame.f_globals.get("__name__", "") if frame is not None else ""
         package = module.partition(".")[0] if isinstance(module, str) else ""
-        if package == _PACKAGE:
+        if package in _NEVER_STOPPED_IN:
             # In median_lambda's own code: this module's (a limit armed already due fires as `push` sets the
             # timer), the frame that armed the stop (its exception has come back to it) and what runs between
             # it and the tool (an event loop's turn handed back): an exception there would leave its caller
-            # without the limit to lift, or its cleanup undone. A moment later, then.
+            # without the limit to lift, or its cleanup undone. In asyncio's, an event loop's setup or cleanup
+            # undone. A moment later, then: in the tool's code, or in the selector's wait the loop turns in.
             _set_timer(due_by, now)
             return
         # Again while its code goes on: a join or a wait in a `finally` the tool's unwinding meets is cut
