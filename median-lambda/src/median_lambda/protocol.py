@@ -126,6 +126,9 @@ METRICS_NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"
 METRICS_NAMESPACE = "MedianTools"  # when the environment names none (make serve, tests)
 # Tracing is on only where this is set to false (template.yaml: EnableTracing=true).
 TRACE_DISABLED_ENV = "POWERTOOLS_TRACE_DISABLED"
+# Metrics are off where the first is true, or the second is and the first is unset: Powertools' rule.
+METRICS_DISABLED_ENV = "POWERTOOLS_METRICS_DISABLED"
+POWERTOOLS_DEV_ENV = "POWERTOOLS_DEV"
 
 # --- Manifest rules Median enforces at sync -------------------------------------
 MAX_TOOLS = 20

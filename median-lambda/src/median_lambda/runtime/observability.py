@@ -11,7 +11,7 @@ puts on it (`function_request_id`, `cold_start`, `function_name`, `function_memo
 `function_arn`), a tool's own `Logger()` lines included; lines logged before the first carry none.
 
 Metrics (CloudWatch EMF, namespace from POWERTOOLS_METRICS_NAMESPACE), one line per
-invocation (the one Powertools' `flush_metrics` prints), dimensions `service` and either `tool`
+invocation (the one Powertools' `flush_metrics` would print), dimensions `service` and either `tool`
 or `cause`:
   ToolCalls, ToolErrors, ToolCrashes, ToolTimeouts, ToolDuration (ms)   per tool that ran
   ToolCrashes                                     under `(every tool)`: a request no tool could serve
@@ -22,7 +22,10 @@ or `cause`:
 and, once per container that was a cold start, Powertools' own `ColdStart` (dimensions
 `function_name` and `service`, a line of its own, as `log_metrics(capture_cold_start_metric=True)`
 writes it) with the first metrics the container publishes: its first invocation's, unless that
-was a served GET, which publishes none (below), and then the next one's that does.
+was a served GET, which publishes none (below), and then the next one's that does. What a tool
+records through Powertools' own `Metrics()` is published at the end of its call, on a line of its
+own, as `log_metrics` publishes a handler's; it never reaches the lines above ("The handler's own
+metrics", below).
 
 Importing any Powertools module imports its whole package (Logger, Metrics, Tracer), which
 costs a cold GET more than its target allows, and a served GET logs, measures and traces
@@ -37,26 +40,29 @@ from __future__ import annotations
 import json
 import os
 import sys
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+import time
+import warnings
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from typing import TYPE_CHECKING, Any, cast
 
 from median_lambda.protocol import (
     INITIALIZATION_TYPE_ENV,
+    METRICS_DISABLED_ENV,
     METRICS_NAMESPACE,
     METRICS_NAMESPACE_ENV,
+    POWERTOOLS_DEV_ENV,
     PROVISIONED_INITIALIZATION,
     SERVICE_NAME,
     SERVICE_NAME_ENV,
     TRACE_DISABLED_ENV,
 )
-from median_lambda.runtime.env import library_version
+from median_lambda.runtime.env import library_version, running_in_deployed_lambda
 
 if TYPE_CHECKING:
     import logging
     from collections.abc import Callable, Iterator
 
     from aws_lambda_powertools import Logger, Metrics, Tracer
-    from aws_lambda_powertools.metrics import MetricUnit
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
     logger: Logger
@@ -99,9 +105,6 @@ INVOCATION_KEYS = ("cold_start", "function_name", "function_memory_size", "funct
 _invocation: LambdaContext | None = None
 _cold_start = False
 _first_invocation_ahead = os.environ.get(INITIALIZATION_TYPE_ENV) != PROVISIONED_INITIALIZATION
-# Whether this container's ColdStart metric is still to be published: it was a cold start, and has
-# published no metric yet.
-_cold_start_metric_ahead = _first_invocation_ahead
 # Bumped at each start: the Logger holds the keys of the invocation numbered `_keyed_at`.
 _invocations = 0
 _keyed_at = 0
@@ -118,10 +121,9 @@ def invocation_started(context: LambdaContext | None) -> None:
 
 def forget_invocations() -> None:
     """Lines carry no invocation's keys, and the next is a cold start: a fresh container's (median_lambda.testing's)."""
-    global _invocation, _first_invocation_ahead, _invocations, _cold_start_metric_ahead
+    global _invocation, _first_invocation_ahead, _invocations
     _invocation = None
     _first_invocation_ahead = os.environ.get(INITIALIZATION_TYPE_ENV) != PROVISIONED_INITIALIZATION
-    _cold_start_metric_ahead = _first_invocation_ahead
     _invocations += 1
 
 
@@ -161,137 +163,235 @@ class Metric:
     TIME_LIMITS_DEGRADED = "TimeLimitsDegraded"
 
 
-# Built on the first metric, like the Logger on the first log line: a served GET records none.
-_metrics: Metrics | None = None
-# Whether EMF lines are printed: Powertools' own rule (POWERTOOLS_METRICS_DISABLED, POWERTOOLS_DEV),
-# read with the Metrics. The encoder prints what Metrics.flush_metrics' json.dumps prints.
-_emf_on = True
-_EMF_ENCODER = json.JSONEncoder(separators=(",", ":"))
-_unflushed = False
-# The units as Powertools' MetricUnit members, set with the Metrics: given a string, add_metric
-# looks it up in a list of CloudWatch's unit names on every call (~0.3 us a metric).
-_count: MetricUnit
-_milliseconds: MetricUnit
-
-
-def _get_metrics() -> Metrics:
-    global _metrics, _count, _milliseconds, _emf_on
-    if _metrics is None:
-        from aws_lambda_powertools import Metrics
-        from aws_lambda_powertools.metrics import MetricUnit
-        from aws_lambda_powertools.metrics.functions import is_metrics_disabled
-
-        _count, _milliseconds = MetricUnit.Count, MetricUnit.Milliseconds
-        namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
-        _metrics = Metrics(namespace=namespace, service=service_name())
-        _emf_on = not is_metrics_disabled()
-    return _metrics
-
-
-# The record_* functions call Powertools directly, each metric spelled out: a warm POST
-# records two or three metrics, and a generic loop over tuples of them cost ~1 us of it.
-# One request per invocation, so one dimension value per flush: `tool` or `cause`.
-
-
-def _recorder(dimension: str, value: str) -> Metrics:
-    """The Metrics, with this invocation's one dimension set, marked to be flushed."""
-    global _unflushed
-    recorder = _metrics or _get_metrics()
-    recorder.add_dimension(name=dimension, value=value)
-    _unflushed = True
-    return recorder
-
-
-def record_tool_run(tool: str, outcome_metric: str | None, milliseconds: float) -> None:
-    """A registered tool ran; outcome_metric is TOOL_ERRORS, TOOL_CRASHES, TOOL_TIMEOUTS or None for ok."""
-    recorder = _recorder("tool", tool)
-    recorder.add_metric(name=Metric.TOOL_CALLS, unit=_count, value=1.0)
-    recorder.add_metric(name=Metric.TOOL_DURATION, unit=_milliseconds, value=milliseconds)
-    if outcome_metric is not None:
-        recorder.add_metric(name=outcome_metric, unit=_count, value=1.0)
-
+# Each metric's CloudWatch unit where it is not a count.
+_UNITS = {Metric.TOOL_DURATION: "Milliseconds"}
 
 # The `tool` of a request that no tool could serve: this container has no usable Median key, its
 # stage names no stage of settings.toml, or its tools failed to import. Never a tool's name (those
 # take no parentheses).
 EVERY_TOOL = "(every tool)"
 
+# The handler's own metrics are written here, one EMF line per dimension an invocation recorded,
+# and not through Powertools' Metrics, for two reasons. Powertools' metric set is shared by every
+# `Metrics()` in the process, a tool's included: whatever a tool does to it (29 dimensions, default
+# dimensions of its own, a `clear_metrics`) would reach the counts the alarms and a gradual
+# deployment's rollback read (their queries are SCHEMA(namespace, service, tool): a dimension more
+# and a series is never read). And through Powertools' public API (EphemeralMetrics: add_dimension,
+# add_metric twice, flush_metrics), a warm POST's metrics cost 223k instructions of a call (callgrind),
+# against 8k for these lines, and took a warm POST of the example's orderStatus on its artifact to
+# 7.8x its floor, against 4.2x (make bench's target: 6x; bench/README.md, "Issue 34"). The lines are
+# what Powertools' flush_metrics prints for the same metrics, but for the timestamp
+# (tests/unit/test_observability.py compares them).
+#
+# What a tool records through Powertools' own `Metrics` is published as Powertools' log_metrics
+# decorator publishes a handler's (and with it, once per container that was a cold start,
+# Powertools' ColdStart metric), at the end of the tool's call; what Powertools cannot publish is
+# said once at WARNING and dropped, so the next call starts with an empty set.
+
+# This invocation's metrics, by the one dimension of their own that they carry (`tool` or `cause`;
+# (None, None): `service` alone), as (name, value) pairs in the order recorded.
+_unpublished: dict[tuple[str | None, str | None], list[tuple[str, float]]] = {}
+
+
+def _recorded(dimension: str | None, value: str | None) -> list[tuple[str, float]]:
+    """This invocation's metrics under `dimension` = `value`: append (name, value) pairs, one line at its end."""
+    recorded = _unpublished.get((dimension, value))
+    if recorded is None:
+        recorded = _unpublished[dimension, value] = []
+    return recorded
+
+
+def record_tool_run(tool: str, outcome_metric: str | None, milliseconds: float) -> None:
+    """A registered tool ran; outcome_metric is TOOL_ERRORS, TOOL_CRASHES, TOOL_TIMEOUTS or None for ok."""
+    recorded = _recorded("tool", tool)
+    recorded.append((Metric.TOOL_CALLS, 1.0))
+    recorded.append((Metric.TOOL_DURATION, milliseconds))
+    if outcome_metric is not None:
+        recorded.append((outcome_metric, 1.0))
+
 
 def record_no_tool_can_run() -> None:
     """A request answered 500 because this container can run no tool: ToolCrashes, which the crash alarm
     (and so a gradual deployment's rollback) watches, under the `tool` EVERY_TOOL."""
-    _recorder("tool", EVERY_TOOL).add_metric(name=Metric.TOOL_CRASHES, unit=_count, value=1.0)
+    _recorded("tool", EVERY_TOOL).append((Metric.TOOL_CRASHES, 1.0))
 
 
 def record_replay(tool: str) -> None:
-    _recorder("tool", tool).add_metric(name=Metric.REPLAYED_CALLS, unit=_count, value=1.0)
+    _recorded("tool", tool).append((Metric.REPLAYED_CALLS, 1.0))
 
 
 def record_rejected_signature(cause: str) -> None:
-    _recorder("cause", cause).add_metric(name=Metric.REJECTED_SIGNATURES, unit=_count, value=1.0)
+    _recorded("cause", cause).append((Metric.REJECTED_SIGNATURES, 1.0))
 
 
 def record_time_limits_degraded() -> None:
-    """This container can arm no time limit (something else owns SIGALRM): TimeLimitsDegraded, printed at once.
-
-    Powertools' single_metric, with `service` its one dimension: the invocation's own metric set
-    carries its `tool` or `cause`, which this container-wide fact is none of.
-    """
-    from aws_lambda_powertools.metrics import MetricUnit, single_metric
-
-    namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
-    with single_metric(
-        name=Metric.TIME_LIMITS_DEGRADED,
-        unit=MetricUnit.Count,
-        value=1.0,
-        namespace=namespace,
-        default_dimensions={"service": service_name()},
-    ):
-        pass
+    """This container can arm no time limit (something else owns SIGALRM): TimeLimitsDegraded, `service` its one
+    dimension (a container-wide fact, no tool's), printed at once."""
+    if _metrics_on():
+        _write_lines({(None, None): [(Metric.TIME_LIMITS_DEGRADED, 1.0)]})
 
 
 def flush_metrics() -> None:
-    """Print this invocation's EMF line, if it recorded any metric, and with the container's first metrics
-    Powertools' ColdStart metric. Never raises: metrics must not cost an answer."""
-    global _unflushed, _cold_start_metric_ahead
-    if not _unflushed or _metrics is None:
+    """Publish what this invocation recorded: its own lines; what a tool recorded through Powertools' Metrics;
+    and, in a container that was a cold start, once, Powertools' ColdStart. Never raises: metrics must not
+    cost an answer."""
+    global _unpublished
+    if not _unpublished:
+        return  # a served GET, or a call refused before a tool could run: nothing was recorded
+    recorded, _unpublished = _unpublished, {}
+    if not _metrics_on():
+        _drop_tools_metrics()
         return
-    _unflushed = False
-    # What Metrics.flush_metrics does, in its order: Powertools serialises (and validates) the metric
-    # set, the line it prints is written, and the set is cleared; with three things done once per
-    # container or more cheaply: whether metrics are switched off is read once (three environment
-    # variables, which Lambda never changes in a container's life), the JSON encoder is built once,
-    # and the line goes to sys.stdout.write, not print (the same text; tests/unit/test_observability.py
-    # compares it with flush_metrics' own). flush_metrics itself costs a warm POST without the table
-    # (a pure read's call, idempotent=False) 8.8% more instructions (486k against 447k a call, the
-    # peer's 424k: callgrind) and 10% more time (63.6 -> 68.9 us, 15 alternated rounds; bench/README.md,
-    # "Issue 31"): over the 5% for which the public API would be kept. Through the table a call takes
-    # milliseconds, and either is lost in it.
-    try:
-        if _cold_start_metric_ahead and _emf_on and hasattr(_invocation, "function_name"):
-            # Powertools' own ColdStart line, as log_metrics(capture_cold_start_metric=True) adds it
-            # (it prints it even where metrics are switched off: 3.37; here it is not).
-            _cold_start_metric_ahead = False
-            _metrics.provider.add_cold_start_metric(context=_invocation)  # type: ignore[arg-type]
-        document = _metrics.serialize_metric_set()
-        if _emf_on:
-            sys.stdout.write(_EMF_ENCODER.encode(document) + "\n")
-    except Exception as error:
-        _logger().warning("Metrics were not published", extra={"error_type": type(error).__name__})
-    finally:
-        _metrics.clear_metrics()
+    # First: the ColdStart line comes before the invocation's own, as log_metrics prints it.
+    _publish_tools_metrics(recorded)
+    _write_lines(recorded)
 
 
 def forget_unflushed_metrics() -> None:
-    """Drop the metrics recorded since the last flush: a fresh container has none (median_lambda.testing's reset).
+    """Drop what was recorded since the last flush, and read the namespace, the service and whether metrics are
+    on anew at the next: a fresh container's (median_lambda.testing's reset).
 
     A call made below the entry point (dispatch's handle_post, in a test) records its metrics and
     never flushes them; without this, the next invocation's EMF line would count them as its own.
     """
-    global _unflushed
-    _unflushed = False
-    if _metrics is not None:
-        _metrics.clear_metrics()
+    global _metrics_switched_on
+    _unpublished.clear()
+    _frames.clear()
+    _metrics_switched_on = None
+    _drop_tools_metrics()
+
+
+# --- The lines -------------------------------------------------------------------------------
+
+# Whether metrics are printed (None: not read yet), read once per container: Lambda never changes a
+# running container's environment.
+_metrics_switched_on: bool | None = None
+_TRUE = ("1", "y", "yes", "t", "true", "on")  # strtobool's, as Powertools reads its switches
+
+
+def _metrics_on() -> bool:
+    """Whether metrics are printed, by Powertools' documented switches and its rule: off where
+    POWERTOOLS_METRICS_DISABLED is true, or POWERTOOLS_DEV is and the first is unset."""
+    global _metrics_switched_on
+    if _metrics_switched_on is None:
+        disabled = os.environ.get(METRICS_DISABLED_ENV)
+        development = os.environ.get(POWERTOOLS_DEV_ENV, "false").strip().lower() in _TRUE
+        off = disabled.strip().lower() in _TRUE if disabled is not None else development
+        _metrics_switched_on = not off
+    return _metrics_switched_on
+
+
+# Each line's text around its timestamp and its values, by its dimension and its metrics' names: made
+# once, at the first line of that shape. A line is `head % (timestamp, values…)`.
+_frames: dict[tuple[str | None, str | None, tuple[str, ...]], str] = {}
+
+
+def _frame(dimension: str | None, value: str | None, names: tuple[str, ...]) -> str:
+    """The line, as Powertools' flush_metrics prints it, with %-places for its timestamp and each metric's values."""
+    namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
+    dimensions = ([(dimension, value)] if dimension is not None else []) + [("service", service_name())]
+    definitions = [{"Name": name, "Unit": _UNITS.get(name, "Count")} for name in names]
+    directive = {"Namespace": namespace, "Dimensions": [[name for name, _ in dimensions]], "Metrics": definitions}
+    fixed = ",".join(
+        [f'"CloudWatchMetrics":{_EMF_ENCODER.encode([directive])}}}']
+        + [f"{_EMF_ENCODER.encode(name)}:{_EMF_ENCODER.encode(shown)}" for name, shown in dimensions]
+    )
+    places = ",".join(f"{_EMF_ENCODER.encode(name)}:%s" for name in names)
+    frame = '{"_aws":{"Timestamp":%d,' + fixed.replace("%", "%%") + "," + places + "}\n"
+    _frames[dimension, value, names] = frame
+    return frame
+
+
+# Powertools prints json.dumps(document, separators=(",", ":")): this encoder, built once.
+_EMF_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+def _write_lines(recorded: dict[tuple[str | None, str | None], list[tuple[str, float]]]) -> None:
+    """One EMF line per dimension recorded, each metric's values in the order recorded."""
+    try:
+        timestamp = int(time.time() * 1000)
+        lines = []
+        for (dimension, value), metrics in recorded.items():
+            frame = _frames.get((dimension, value, tuple([name for name, _ in metrics])))
+            if frame is not None:  # the usual line: each metric once, in a shape written before
+                lines.append(frame % (timestamp, *[f"[{amount!r}]" for _, amount in metrics]))
+                continue
+            values: dict[str, list[str]] = {}
+            for name, amount in metrics:
+                values.setdefault(name, []).append(repr(float(amount)))
+            frame = _frame(dimension, value, tuple(values))
+            lines.append(frame % (timestamp, *["[" + ",".join(each) + "]" for each in values.values()]))
+        sys.stdout.write("".join(lines))
+    except Exception as error:  # stdout closed, say: the answer goes out all the same
+        _say_not_published("This invocation's metrics were not published", error, None)
+
+
+# --- What a tool records through Powertools' Metrics ----------------------------------------------
+
+# Powertools' shared Metrics (every `Metrics()` of the process holds the same set), and its log_metrics
+# decorator around a function that does nothing, with the cold-start metric: made at the first flush
+# (a served GET imports no Powertools), or when a tool's set is first emptied.
+_tools_metrics: Metrics | None = None
+_publish_with_cold_start: Callable[[Any, Any], Any] | None = None
+TOOLS_METRICS_NOT_PUBLISHED = "The metrics a tool recorded through Powertools' Metrics were not published"
+# Powertools warns at each flush of an empty set, and most calls' tools record nothing through it: silenced
+# as its Metrics guide advises. Here, not at the first flush: a filter added inside a test (pytest's
+# catch_warnings around each) would be dropped after it, and every later test's flush would warn.
+warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
+
+
+def _nothing(event: Any, context: Any) -> None:
+    """What log_metrics decorates: the invocation has run already, and its metrics are what is published."""
+
+
+def _tools_set() -> Metrics:
+    global _tools_metrics, _publish_with_cold_start
+    if _tools_metrics is None:
+        from aws_lambda_powertools import Metrics
+
+        namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
+        _tools_metrics = Metrics(namespace=namespace, service=service_name())
+        _publish_with_cold_start = _tools_metrics.log_metrics(_nothing, capture_cold_start_metric=True)
+    return _tools_metrics
+
+
+def _publish_tools_metrics(recorded: dict[tuple[str | None, str | None], list[tuple[str, float]]]) -> None:
+    """Powertools publishes its shared set and, once, its ColdStart metric; then the set is emptied, published
+    or not, so that nothing a tool left in it (dimensions without a metric, a set refused) reaches the next call."""
+    try:
+        tools_metrics = _tools_metrics or _tools_set()
+        if _publish_with_cold_start is not None and hasattr(_invocation, "function_name"):
+            _publish_with_cold_start(None, _invocation)  # ColdStart names the function: a Lambda context's
+        else:
+            tools_metrics.flush_metrics()
+        tools_metrics.clear_metrics()  # what an empty flush left: a tool's dimensions, or metadata
+    except Exception as error:  # Powertools refused the set (29 dimensions and `service`, say)
+        tool = next((value for dimension, value in recorded if dimension == "tool"), None)
+        _say_not_published(TOOLS_METRICS_NOT_PUBLISHED, error, tool)
+        _drop_tools_metrics(with_default_dimensions=True)
+
+
+def _drop_tools_metrics(*, with_default_dimensions: bool = False) -> None:
+    """Empty Powertools' shared set: its metrics, dimensions and metadata. Default dimensions persist across
+    invocations, as Powertools documents, but for a set it refused: they may be why, and would refuse the
+    next tool's every metric too."""
+    if _tools_metrics is None and "aws_lambda_powertools.metrics" not in sys.modules:
+        return  # nothing has imported Powertools' Metrics: there is no set
+    with suppress(Exception):  # what clearing may raise is what was said already
+        tools_metrics = _tools_set()
+        if with_default_dimensions:
+            tools_metrics.clear_default_dimensions()
+        tools_metrics.clear_metrics()
+
+
+def _say_not_published(what: str, error: Exception, tool: str | None) -> None:
+    """One WARNING for what an invocation could not publish: the error's type, never its message (a metric's
+    name or dimension may quote a customer's input); off Lambda, the message on stderr for the author."""
+    fields = {"error_type": type(error).__name__} | ({"tool": tool} if tool is not None else {})
+    with suppress(Exception):  # a log line that cannot be written must not cost the answer either
+        _logger().warning(what, extra=fields)
+        if not running_in_deployed_lambda():
+            sys.stderr.write(f"{what} ({type(error).__name__}: {error})\n")
 
 
 def __getattr__(name: str) -> Any:
@@ -321,10 +421,14 @@ def traced_handler[Handler: "Callable[..., Any]"](handler: Handler) -> Handler:
     return cast("Handler", tracer.capture_lambda_handler(handler, capture_response=False, capture_error=False))
 
 
+# Reused: a nullcontext keeps no state, and a warm POST makes none.
+_NO_SEGMENT = nullcontext()
+
+
 def tool_segment(tool: str) -> AbstractContextManager[Any]:
     """An X-Ray subsegment around one tool's run, annotated with its name; nothing when tracing is off."""
     if tracer is None:
-        return nullcontext()
+        return _NO_SEGMENT
     return _annotated_segment(tracer, tool)
 
 
