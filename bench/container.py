@@ -113,8 +113,23 @@ def contenders(spec: dict[str, Any]) -> dict[str, Answer]:
     return {"ours": ours, "theirs": theirs, "floor_get": floor_get, "floor_post": floor_post}
 
 
+def served_from_the_artifact() -> None:
+    """The handler, the tools and the libraries come from the artifact (the working directory, as /var/task
+    is), and boto3 from the runtime's venv beside it, as the Lambda runtime provides it."""
+    import importlib
+
+    artifact = Path.cwd().resolve()
+    for name in ("median_lambda", "tools", "pydantic", "aws_lambda_powertools", "boto3"):
+        where = Path(importlib.import_module(name).__file__ or "").resolve()
+        if where.is_relative_to(artifact) != (name != "boto3"):
+            raise SystemExit(
+                f"{name} was imported from {where}, not from {'the runtime' if name == 'boto3' else artifact}"
+            )
+
+
 def main(spec_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    served_from_the_artifact()
     # The handler's metrics print a line a call, as on Lambda, where stdout goes to CloudWatch Logs.
     sys.stdout = Path(os.devnull).open("w", encoding="utf-8")  # noqa: SIM115 - the process's own, to its end
     functions = contenders(spec)

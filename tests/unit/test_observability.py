@@ -215,6 +215,23 @@ def test_each_emf_line_is_the_one_powertools_own_flush_prints(
     assert abs(json.loads(handler_line)["_aws"]["Timestamp"] - json.loads(powertools_line)["_aws"]["Timestamp"]) < 5000
 
 
+def test_calls_whose_tools_record_no_metric_of_their_own_say_nothing_of_powertools_empty_set() -> None:
+    # GIVEN a fresh container, outside any test runner's warning filters
+    # WHEN it serves a GET and a call whose tool records nothing through Powertools' Metrics
+    finished = subprocess.run(  # noqa: S603 - our own interpreter, our own code
+        [sys.executable, "-c", COLD_CONTAINER],
+        env=os.environ.copy(),
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    # THEN its metrics are published, and Powertools' warning that its own set was empty is not written
+    assert len(emf_lines(finished.stdout.splitlines())) == 1
+    assert "No application metrics to publish" not in finished.stderr + finished.stdout
+
+
 def test_a_fresh_test_container_flushes_only_its_own_metrics(
     client: MedianTestClient, scratch: ScratchTools, logs: LogCapture
 ) -> None:

@@ -50,7 +50,12 @@ def point_boto3_at(endpoint: str, environment: pytest.MonkeyPatch) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Before any test module is imported: boto3 points nowhere real, for the whole session."""
+    """Before any test module is imported: boto3 points nowhere real, for the whole session; and Powertools'
+    warning at each call whose tool recorded no metric of its own is silenced in every test, as the handler
+    silences it where it runs."""
+    from median_lambda.runtime.observability import EMPTY_FLUSH_WARNING
+
+    config.addinivalue_line("filterwarnings", f"ignore:{EMPTY_FLUSH_WARNING}:UserWarning")
     no_aws = config.stash[_NO_AWS] = NoAwsServer()
     no_aws.start()
     environment = config.stash[_SESSION_ENVIRONMENT] = pytest.MonkeyPatch()
