@@ -151,7 +151,7 @@ def test_metrics_go_to_the_namespace_the_template_sets() -> None:
 
 
 # Each of the handler's line shapes: what it records, and the same recorded through Powertools' own Metrics.
-LINE_SHAPES: dict[str, tuple[Callable[[], None], str | None, str | None, list[tuple[str, str, float]]]] = {
+LINE_SHAPES: dict[str, tuple[Callable[[], object], str | None, str | None, list[tuple[str, str, float]]]] = {
     "a tool that ran": (
         lambda: observability.record_tool_run("ticketStatus", None, 12.5),
         "tool",
@@ -163,6 +163,17 @@ LINE_SHAPES: dict[str, tuple[Callable[[], None], str | None, str | None, list[tu
         "tool",
         "ticketStatus",
         [("ToolCalls", "Count", 1.0), ("ToolDuration", "Milliseconds", 0.25), ("ToolErrors", "Count", 1.0)],
+    ),
+    "a tool that ran twice in one invocation": (
+        lambda: [observability.record_tool_run("ticketStatus", None, amount) for amount in (12.5, 3.25)],
+        "tool",
+        "ticketStatus",
+        [
+            ("ToolCalls", "Count", 1.0),
+            ("ToolDuration", "Milliseconds", 12.5),
+            ("ToolCalls", "Count", 1.0),
+            ("ToolDuration", "Milliseconds", 3.25),
+        ],
     ),
     "no tool can run": (observability.record_no_tool_can_run, "tool", "(every tool)", [("ToolCrashes", "Count", 1.0)]),
     "a replay": (

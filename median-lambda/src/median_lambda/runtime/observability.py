@@ -281,28 +281,35 @@ def _metrics_on() -> bool:
     return _metrics_switched_on
 
 
-# Each line's text around its timestamp and its values, by its dimension and its metrics' names: made
-# once, at the first line of that shape. A line is `head % (timestamp, values…)`.
-_frames: dict[tuple[str | None, str | None, tuple[str, ...]], str] = {}
+# Each line's text around its timestamp and its values, by its dimension and the names of the metrics
+# recorded, in their order: made once, at the first line of that shape. A line is
+# `frame % (timestamp, *values)`, the values reordered by `order` where a name was recorded twice.
+_frames: dict[tuple[str | None, str | None, tuple[str, ...]], tuple[str, tuple[int, ...] | None]] = {}
 
 
-def _frame(dimension: str | None, value: str | None, names: tuple[str, ...]) -> str:
-    """The line, as Powertools' flush_metrics prints it, with %-places for its timestamp and each metric's values."""
+def _frame(dimension: str | None, value: str | None, names: tuple[str, ...]) -> tuple[str, tuple[int, ...] | None]:
+    """The line, as Powertools' flush_metrics prints it, with %-places for its timestamp and each value."""
     namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
     dimensions = ([(dimension, value)] if dimension is not None else []) + [("service", service_name())]
-    definitions = [{"Name": name, "Unit": _UNITS.get(name, "Count")} for name in names]
+    # Each metric once, its values in a list in the order recorded, as Powertools' add_metric appends them.
+    positions: dict[str, list[int]] = {}
+    for index, name in enumerate(names):
+        positions.setdefault(name, []).append(index)
+    definitions = [{"Name": name, "Unit": _UNITS.get(name, "Count")} for name in positions]
     directive = {"Namespace": namespace, "Dimensions": [[name for name, _ in dimensions]], "Metrics": definitions}
     fixed = ",".join(
         [f'"CloudWatchMetrics":{_EMF_ENCODER.encode([directive])}}}']
         + [f"{_EMF_ENCODER.encode(name)}:{_EMF_ENCODER.encode(shown)}" for name, shown in dimensions]
     )
-    places = ",".join(f"{_EMF_ENCODER.encode(name)}:%s" for name in names)
+    places = ",".join(f"{_EMF_ENCODER.encode(name)}:[{','.join(['%r'] * len(at))}]" for name, at in positions.items())
+    order = tuple(index for at in positions.values() for index in at)
     frame = '{"_aws":{"Timestamp":%d,' + fixed.replace("%", "%%") + "," + places + "}\n"
-    _frames[dimension, value, names] = frame
-    return frame
+    _frames[dimension, value, names] = shaped = (frame, order if order != tuple(range(len(names))) else None)
+    return shaped
 
 
-# Powertools prints json.dumps(document, separators=(",", ":")): this encoder, built once.
+# Powertools prints json.dumps(document, separators=(",", ":")): this encoder, built once. A value is
+# printed as json prints a float, its repr.
 _EMF_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
@@ -312,15 +319,10 @@ def _write_lines(recorded: dict[tuple[str | None, str | None], list[tuple[str, f
         timestamp = int(time.time() * 1000)
         lines = []
         for (dimension, value), metrics in recorded.items():
-            frame = _frames.get((dimension, value, tuple([name for name, _ in metrics])))
-            if frame is not None:  # the usual line: each metric once, in a shape written before
-                lines.append(frame % (timestamp, *[f"[{amount!r}]" for _, amount in metrics]))
-                continue
-            values: dict[str, list[str]] = {}
-            for name, amount in metrics:
-                values.setdefault(name, []).append(repr(float(amount)))
-            frame = _frame(dimension, value, tuple(values))
-            lines.append(frame % (timestamp, *["[" + ",".join(each) + "]" for each in values.values()]))
+            names = tuple([name for name, _ in metrics])
+            frame, order = _frames.get((dimension, value, names)) or _frame(dimension, value, names)
+            amounts = [float(amount) for _, amount in metrics]
+            lines.append(frame % (timestamp, *(amounts if order is None else [amounts[index] for index in order])))
         sys.stdout.write("".join(lines))
     except Exception as error:  # stdout closed, say: the answer goes out all the same
         _say_not_published("This invocation's metrics were not published", error, None)
