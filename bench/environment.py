@@ -206,6 +206,7 @@ def production_environment(endpoint: str, extension_port: int | None) -> tuple[d
     from median_lambda.project.sam_config import deploy_config, load_template, parameter_overrides
     from median_lambda.testing import translated
 
+    logging.getLogger("samtranslator").setLevel(logging.ERROR)  # its feature toggles' notes otherwise
     config = deploy_config(ROOT / "samconfig.toml", STAGE)
     overrides = parameter_overrides(config)
     if extension_port is None:

@@ -42,7 +42,6 @@ import os
 import sys
 import time
 import warnings
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from typing import TYPE_CHECKING, Any, cast
 
 from median_lambda.protocol import (
@@ -61,6 +60,7 @@ from median_lambda.runtime.env import library_version, running_in_deployed_lambd
 if TYPE_CHECKING:
     import logging
     from collections.abc import Callable, Iterator
+    from contextlib import AbstractContextManager
 
     from aws_lambda_powertools import Logger, Metrics, Tracer
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -381,21 +381,25 @@ def _drop_tools_metrics(*, with_default_dimensions: bool = False) -> None:
     next tool's every metric too."""
     if _tools_metrics is None and "aws_lambda_powertools.metrics" not in sys.modules:
         return  # nothing has imported Powertools' Metrics: there is no set
-    with suppress(Exception):  # what clearing may raise is what was said already
+    try:
         tools_metrics = _tools_set()
         if with_default_dimensions:
             tools_metrics.clear_default_dimensions()
         tools_metrics.clear_metrics()
+    except Exception:  # noqa: S110 - what clearing may raise is what was said already
+        pass
 
 
 def _say_not_published(what: str, error: Exception, tool: str | None) -> None:
     """One WARNING for what an invocation could not publish: the error's type, never its message (a metric's
     name or dimension may quote a customer's input); off Lambda, the message on stderr for the author."""
     fields = {"error_type": type(error).__name__} | ({"tool": tool} if tool is not None else {})
-    with suppress(Exception):  # a log line that cannot be written must not cost the answer either
+    try:
         _logger().warning(what, extra=fields)
         if not running_in_deployed_lambda():
             sys.stderr.write(f"{what} ({type(error).__name__}: {error})\n")
+    except Exception:  # noqa: S110 - a log line that cannot be written must not cost the answer either
+        pass
 
 
 def __getattr__(name: str) -> Any:
@@ -425,19 +429,30 @@ def traced_handler[Handler: "Callable[..., Any]"](handler: Handler) -> Handler:
     return cast("Handler", tracer.capture_lambda_handler(handler, capture_response=False, capture_error=False))
 
 
-# Reused: a nullcontext keeps no state, and a warm POST makes none.
-_NO_SEGMENT = nullcontext()
+# A nullcontext, made at the first call (a cold GET imports no contextlib: app.py) and reused: it keeps no
+# state, and a warm POST makes none.
+_no_segment: AbstractContextManager[Any] | None = None
 
 
 def tool_segment(tool: str) -> AbstractContextManager[Any]:
     """An X-Ray subsegment around one tool's run, annotated with its name; nothing when tracing is off."""
+    global _no_segment
     if tracer is None:
-        return _NO_SEGMENT
+        if _no_segment is None:
+            from contextlib import nullcontext
+
+            _no_segment = nullcontext()
+        return _no_segment
     return _annotated_segment(tracer, tool)
 
 
-@contextmanager
-def _annotated_segment(active: Tracer, tool: str) -> Iterator[None]:
-    with active.provider.in_subsegment(f"## tool {tool}") as subsegment:
-        subsegment.put_annotation("tool", tool)
-        yield
+def _annotated_segment(active: Tracer, tool: str) -> AbstractContextManager[Any]:
+    from contextlib import contextmanager
+
+    @contextmanager
+    def segment() -> Iterator[None]:
+        with active.provider.in_subsegment(f"## tool {tool}") as subsegment:
+            subsegment.put_annotation("tool", tool)
+            yield
+
+    return segment()
