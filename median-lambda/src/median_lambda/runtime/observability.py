@@ -177,11 +177,12 @@ EVERY_TOOL = "(every tool)"
 # dimensions of its own, a `clear_metrics`) would reach the counts the alarms and a gradual
 # deployment's rollback read (their queries are SCHEMA(namespace, service, tool): a dimension more
 # and a series is never read). And through Powertools' public API (EphemeralMetrics: add_dimension,
-# add_metric twice, flush_metrics), a warm POST's metrics cost 223k instructions of a call (callgrind),
-# against 8k for these lines, and took a warm POST of the example's orderStatus on its artifact to
-# 7.8x its floor, against 4.2x (make bench's target: 6x; bench/README.md, "Issue 34"). The lines are
-# what Powertools' flush_metrics prints for the same metrics, but for the timestamp
-# (tests/unit/test_observability.py compares them).
+# add_metric twice, flush_metrics), a warm POST's metrics cost 213k-223k instructions of a call
+# (callgrind), against 26k for these lines (52k with the tools' shared set published below), and
+# took a warm POST of the example's orderStatus on its artifact to 7.8x its floor, against 4.2x
+# (make bench's target: 6x; bench/README.md, "Issue 34"). The lines are what Powertools'
+# flush_metrics prints for the same metrics, but for the timestamp (tests/unit/test_observability.py
+# compares them).
 #
 # What a tool records through Powertools' own `Metrics` is published as Powertools' log_metrics
 # decorator publishes a handler's (and with it, once per container that was a cold start,
