@@ -210,6 +210,8 @@ def test_a_publish_that_fails_is_said_without_the_metrics_values(
     (said,) = warnings_of(logs)
     assert said["message"] == NOT_PUBLISHED
     assert "JaneDoe" not in json.dumps(said)
+    # AND off Lambda, where its author reads it, Powertools' own reason is printed beside it
+    assert f"{NOT_PUBLISHED} (SchemaValidationError: Maximum number of dimensions exceeded (29)" in logs.text()
     Metrics().clear_metrics()
 
 
@@ -230,3 +232,26 @@ def test_a_cold_start_metric_is_published_once_whatever_the_tool_recorded(
     assert [json.loads(line)["function_name"] for line in cold] == ["acme-tools-production"]
     assert [line["tool"] for line in handlers_lines(logs)] == ["misusedMetrics", "misusedMetrics"]
     Metrics().clear_metrics()
+
+
+def test_a_deployed_function_says_a_refused_set_by_its_type_alone(
+    key_in_secrets_manager: str,
+    invoke: Callable[..., TestAnswer],
+    logs: LogCapture,
+    metric_tools: None,
+    monkeypatch: pytest.MonkeyPatch,
+    configuration: str,
+) -> None:
+    # GIVEN a function as Lambda runs it (its name set, not sam local, the key from Secrets Manager), and a
+    # tool whose metrics Powertools refuses
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "median-tools-production-MedianToolsFunction")
+    monkeypatch.delenv("AWS_SAM_LOCAL", raising=False)
+    misused_tool(twenty_nine_dimensions)
+    # WHEN it is called
+    answer = invoke(signed_event("POST", call_body("misusedMetrics", {"note": "ORD-1042"}, callId="call_deployed")))
+    # THEN it is answered, and the one line about the metrics names the error's type, and nothing of its text
+    assert answer.status == 200
+    assert [(record["message"], record["error_type"]) for record in warnings_of(logs)] == [
+        (NOT_PUBLISHED, "SchemaValidationError")
+    ]
+    assert "Maximum number of dimensions" not in logs.text()
