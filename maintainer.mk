@@ -55,20 +55,21 @@ swap-check: copier-venv ## In a project copied from this checkout: delete the ex
 	VENV="$(VENV)" maintainers/swap_examples.sh
 
 # --- Benchmarks (issue 5) ------------------------------------------------------------
-# The cold processes run in a venv holding only what a deployed function has: the runtime
-# group (the artifact) and aws-sdk (boto3, which the Lambda runtime provides). The dev venv
-# holds more (moto, pytest, …), and botocore changes what it imports when awscrt is present.
+# The function's processes run the artifact `median build-artifact` makes, first on their path,
+# in a venv holding only what the Lambda runtime adds to it: aws-sdk (boto3), compiled as the
+# runtime's is. The dev venv holds more (moto, pytest, …), and botocore changes what it imports
+# when awscrt is present.
 BENCH_VENV := $(VENV)/bench-runtime
 BENCH_INSTALLED := $(BENCH_VENV)/.installed
 .PHONY: bench
 
 $(BENCH_INSTALLED): pyproject.toml uv.lock $(UV_INSTALLED)
 	$(PYTHON) -m venv $(BENCH_VENV)
-	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(BENCH_VENV) $(UV) sync --quiet --locked --no-default-groups --group aws-sdk || $(STALE_LOCK)
+	$(UV_ENV) UV_PROJECT_ENVIRONMENT=$(BENCH_VENV) $(UV) sync --quiet --locked --only-group aws-sdk --compile-bytecode || $(STALE_LOCK)
 	@touch $@
 
 # BENCH_ARGS="--cold-runs 5 --warm-rounds 5 --no-ideas" for a quick look while developing.
-bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST against the floor and the peer; writes bench/results.json
+bench: $(INSTALLED) $(BENCH_INSTALLED) ## Cold/warm GET and POST of the artifact as deployed, against the floor and the peer; writes bench/results.json
 	$(BIN)/python -m bench --runtime-python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
 
 # --- Inspector and browser tests (issue 6) ------------------------------------------

@@ -4,15 +4,17 @@ A room per concern, in the order a run uses them:
 
 - `__main__`: the command line, and what a run prints and writes.
 - `plan`: `measure`, the run step by step.
-- `environment`: the stage: moto, the extension's stand-in, a function's environment, the
-  artifacts, the events.
+- `environment`: the stage: the artifact `median build-artifact` makes, the production stage's
+  environment from template.yaml, moto, the extension's stand-in, the events.
 - `floors`: the least any correct endpoint must do, cold and warm.
-- `peer`: the same endpoint written by hand with Powertools; `bench_tools`: the tool all three serve.
-- `cold`, `warm`: timing new processes, and loops in this process; `breakdown`: a warm POST step by step.
+- `peer`: the same endpoint written by hand with Powertools, serving the example's orderStatus.
+- `cold`: timing new processes; `warm`: running warm containers, whose code is `container` (the loops),
+  `breakdown` (a warm POST step by step) and `warm_ideas`.
 - `ratios`: a row as a ratio of paired samples, and the targets; `cases`: which row weighs what.
-- `ideas`: the alternatives bench/README.md weighs; `footprint`: imports, client, artifact size.
+- `ideas`: the cold alternatives bench/README.md weighs; `footprint`: imports, client creation.
 - `report`: the table, bench/results.json, and the Markdown table.
 
-Nothing here is imported by the handler: the cold processes import `bench.peer` and
-`bench.bench_tools` from an artifact that holds those two alone.
+Nothing here is in the artifact, nor imported by the handler: the processes that run `bench.peer`,
+`bench.floors` and `bench.container` beside it find them in this repository, after the artifact
+on their path.
 """

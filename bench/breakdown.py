@@ -8,24 +8,21 @@ as Lambda returns it with the invocation's mark and end. What the whole warm POS
 sum is the calls between them and what the steps share in the CPU's caches (the same code run in a
 loop of its own is faster than amid the rest), given as a row of its own.
 
-It reads the handler's modules below their public face: it measures them, and is the first thing
-to change when they do.
+It runs in the warm container (bench/container.py), on the artifact's modules, and reads them below
+their public face: it measures them, and is the first thing to change when they do.
 """
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bench.warm import WARM_POST_CALLS, time_loop
+from bench.container import Context, time_loop
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from bench.warm import WarmContenders
-
-# The steps, in the order a warm POST takes them (handler/app.py, handler/calls/dispatch.py).
+# The steps, in the order a warm POST takes them (median_lambda/app.py, median_lambda/calls/dispatch.py).
 STEPS = (
     "the event read and the signature checked (the key from its cache)",
     "the call parsed (strict JSON, its members)",
@@ -33,19 +30,13 @@ STEPS = (
     "the tool found (its module imported already)",
     "the input validated, under its time limit",
     "the tool run, under its time limit, and its answer's JSON",
-    "its metrics recorded (Powertools Metrics: a dimension, two metrics)",
-    "its metrics published (the line Powertools' flush_metrics prints, and its clearing)",
+    "its metrics recorded (ToolCalls, ToolDuration)",
+    "its metrics published (its EMF line; Powertools' shared set published and emptied, with its ColdStart check)",
     "the answer as Lambda returns it, the invocation marked and ended",
 )
 
 
-@dataclass
-class Step:
-    name: str
-    samples: list[float]
-
-
-def _steps(contenders: WarmContenders, events: list[dict[str, Any]]) -> list[tuple[str, Callable[[int], Any]]]:
+def _steps(events: list[dict[str, Any]]) -> list[tuple[str, Callable[[int], Any]]]:
     """Each step as a function of the call's index in `events`, its inputs made beforehand."""
     from median_lambda import app
     from median_lambda.authoring.registry import load_tools_for
@@ -55,14 +46,13 @@ def _steps(contenders: WarmContenders, events: list[dict[str, Any]]) -> list[tup
     from median_lambda.request.responses import raw_json_answer
     from median_lambda.request.signature import parse_header
     from median_lambda.runtime import observability, time_limits
-    from median_lambda.testing import FakeLambdaContext
 
-    context = FakeLambdaContext(timeout_seconds=3600)
+    context: Any = Context()
     requests = [read_request(event, method_of(event)) for event in events]
     documents = [dispatch.parse_body(request.body) for request in requests]
     contexts = [dispatch._context(document.get("callId"), {}, "request-id", context) for document in documents]
     tool = load_tools_for("orderStatus").find("orderStatus")
-    assert tool is not None, "the bench's endpoint serves orderStatus"
+    assert tool is not None, "the example project serves orderStatus"
     arguments = [dispatch.validate_input(tool, document["input"]) for document in documents]
     answers = [
         dispatch._run("Tool", tool.function, {tool.model_parameter: args}, ctx)
@@ -85,7 +75,9 @@ def _steps(contenders: WarmContenders, events: list[dict[str, Any]]) -> list[tup
         return dispatch._context(documents[index].get("callId"), {}, "request-id", context)
 
     def found(index: int) -> Any:
-        return load_tools_for("orderStatus").find("orderStatus"), applies(documents[index].get("callId"), True)
+        return load_tools_for("orderStatus").find("orderStatus"), applies(
+            documents[index].get("callId"), tool.idempotent
+        )
 
     def validated(index: int) -> Any:
         return dispatch._validated_in_time(tool, documents[index]["input"], contexts[index], 0.0)
@@ -96,17 +88,17 @@ def _steps(contenders: WarmContenders, events: list[dict[str, Any]]) -> list[tup
 
     def recorded(index: int) -> Any:
         observability.record_tool_run(tool.name, None, 0.05)
-        observability.forget_unflushed_metrics()
+        observability._unpublished.clear()
 
     def published(index: int) -> Any:
         observability.record_tool_run(tool.name, None, 0.05)
         observability.flush_metrics()
 
     def answered(index: int) -> Any:
-        observability.invocation_started(context)  # type: ignore[arg-type]
+        observability.invocation_started(context)
         answer = answers[index]
         response = raw_json_answer(answer.status, answer.json())
-        app._sendable(response, context)  # type: ignore[arg-type]
+        app._sendable(response, context)
         time_limits.lift_all()
         return response
 
@@ -115,34 +107,29 @@ def _steps(contenders: WarmContenders, events: list[dict[str, Any]]) -> list[tup
     )
 
 
-def time_breakdown(
-    contenders: WarmContenders, make_events: Callable[[], list[dict[str, Any]]], rounds: int
-) -> dict[str, Any]:
+def _by_index(step: Callable[[int], Any]) -> Callable[[dict[str, Any]], Any]:
+    return lambda call: step(call["index"])
+
+
+def time_breakdown(ours: Callable[[dict[str, Any]], Any], rounds: list[list[dict[str, Any]]]) -> dict[str, Any]:
     """The whole warm POST and each step, µs per call, in rounds rotated as the warm loops are."""
     whole: list[float] = []
-    steps = [Step(name, []) for name in STEPS]
-    for round_number in range(rounds):
-        events = make_events()
-        functions = dict(_steps(contenders, events))
-        timed: list[tuple[list[float], Callable[[dict[str, Any]], Any]]] = [(whole, contenders.ours)]
+    steps: dict[str, list[float]] = {name: [] for name in STEPS}
+    for round_number, events in enumerate(rounds):
+        functions = dict(_steps(events))
+        timed: list[tuple[list[float], Callable[[dict[str, Any]], Any], list[dict[str, Any]]]] = [(whole, ours, events)]
         indexed = [{"index": index} for index in range(len(events))]
-        for step in steps:
-            function = functions[step.name]
-            timed.append((step.samples, lambda call, function=function: function(call["index"])))
+        for name in STEPS:
+            timed.append((steps[name], _by_index(functions[name]), indexed))
         shift = round_number % len(timed)
-        for samples, function in timed[shift:] + timed[:shift]:
-            samples.append(time_loop(function, events if function is contenders.ours else indexed))
+        for samples, function, calls in timed[shift:] + timed[:shift]:
+            samples.append(time_loop(function, calls))
     # The publish step records as well, to have something to publish: what publishing adds is the difference.
-    recorded, published = steps[6], steps[7]
-    published.samples = [
-        max(0.0, both - alone) for both, alone in zip(published.samples, recorded.samples, strict=True)
-    ]
+    recorded, published = steps[STEPS[6]], steps[STEPS[7]]
+    steps[STEPS[7]] = [max(0.0, both - alone) for both, alone in zip(published, recorded, strict=True)]
     total = statistics.median(whole)
-    rows = [{"step": step.name, "us": round(statistics.median(step.samples), 2)} for step in steps]
-    rest = total - sum(row["us"] for row in rows)
-    rows.append(
-        {"step": "the rest: the calls between them, and what the steps share in the CPU's caches", "us": round(rest, 2)}
-    )
-    for row in rows:
-        row["share"] = round(row["us"] / total, 3)
-    return {"warm_post_us": round(total, 2), "calls": WARM_POST_CALLS, "rounds": rounds, "steps": rows}
+    timings = [(name, round(statistics.median(samples), 2)) for name, samples in steps.items()]
+    rest = "the rest: the calls between them, and what the steps share in the CPU's caches"
+    timings.append((rest, round(total - sum(us for _, us in timings), 2)))
+    rows = [{"step": name, "us": us, "share": round(us / total, 3)} for name, us in timings]
+    return {"warm_post_us": round(total, 2), "calls": len(rounds[0]), "rounds": len(rounds), "steps": rows}

@@ -1,8 +1,10 @@
 """Running cold: a new process per run, as a new Lambda container runs, timed from Python's start.
 
-The endpoint's processes import the handler from the artifact (`cold_start`); the floors' and
-the peer's run a script of their own in the same Python, directory and environment. Each run is
-checked to have answered 200 with the manifest (or `ok: true`), so a fast failure never times.
+Every process runs in the artifact's directory (as Lambda runs in /var/task) with the artifact
+first on its path: the endpoint's imports `handler.app`, template.yaml's Handler, as Lambda's
+runtime does; the floors' and the peer's run a script of their own in the same Python,
+directory and environment. Each run is checked to have answered 200 with the manifest (or
+`ok: true`), so a fast failure never times.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from bench.environment import get_event, post_event
 from bench.floors import FLOOR_COLD, FLOOR_EXTENSION_COLD, FLOOR_TABLE_COLD
 from bench.ratios import Samples
-from tests.support.cold_start import ColdStart, cold_start
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -24,30 +25,45 @@ if TYPE_CHECKING:
 
     from bench.environment import Stage
 
-# The peer's cold process: what the Lambda runtime does with bench/peer.py's handler.
-PEER_COLD = """
-import json, sys, time
+# What Lambda's runtime does in a new container: import the handler template.yaml names, answer one
+# event with a Lambda context. MEDIAN_COLD_PREIMPORT names modules to import first (an idea's row).
+ENDPOINT_COLD = """
+import json, os, sys, time
 
 class Context:
-    function_name = "median-tools"
-    memory_limit_in_mb = 512
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:median-tools"
+    function_name = os.environ["AWS_LAMBDA_FUNCTION_NAME"]
+    memory_limit_in_mb = int(os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"])
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:" + function_name + ":live"
     aws_request_id = "cold-start-request"
+    _deadline = time.monotonic() + 29
     def get_remaining_time_in_millis(self):
-        return 30000
+        return int((self._deadline - time.monotonic()) * 1000)
 
 event = json.loads(sys.stdin.read())
-from bench.peer import lambda_handler
+for name in filter(None, os.environ.get("MEDIAN_COLD_PREIMPORT", "").split(",")):
+    __import__(name)
+from handler.app import lambda_handler
 response = lambda_handler(event, Context())
-sys.stdout.write("\\n" + json.dumps({"response": response, "modules": sorted(sys.modules)}))
+# On a line of its own and last: the handler's log lines and metrics share stdout, as on Lambda.
+sys.stdout.write("\\n" + json.dumps({"response": response, "modules": sorted(sys.modules)}) + "\\n")
 """
+
+# The peer's cold process: what the Lambda runtime does with bench/peer.py's handler.
+PEER_COLD = ENDPOINT_COLD.replace("from handler.app import lambda_handler", "from bench.peer import lambda_handler")
+
+
+@dataclass(frozen=True)
+class Started:
+    response: dict[str, Any]
+    modules: frozenset[str]
+    seconds: float
 
 
 @dataclass
 class ColdRunner(Samples):
     """One kind of new process, run again and again: its times, and what it imported the last time."""
 
-    start: Callable[[dict[str, Any]], ColdStart] | None = None
+    start: Callable[[dict[str, Any]], Started] | None = None
     make_event: Callable[[], dict[str, Any]] = get_event
     expected_body: Any = None  # the manifest, parsed; None: any 200 with "ok": true (POST)
     modules: frozenset[str] = frozenset()
@@ -67,15 +83,17 @@ class ColdRunner(Samples):
         return started.seconds * 1000
 
 
-def script_start(python: str, where: Path, env: dict[str, str], script: str, *args: str) -> Callable[..., ColdStart]:
-    """A process running `script`, as `cold_start` runs the handler's: same Python, directory and environment."""
+def script_start(
+    python: str, where: Path, env: dict[str, str], script: str, *args: str, path: str | None = None
+) -> Callable[[dict[str, Any]], Started]:
+    """A process running `script` in `where`, with `path` (default: `where` alone) as its PYTHONPATH."""
 
-    def start(event: dict[str, Any]) -> ColdStart:
+    def start(event: dict[str, Any]) -> Started:
         started = time.perf_counter()
         finished = subprocess.run(  # noqa: S603 - the runtime venv's Python running the bench's scripts
             [python, "-c", script, *args],
             input=json.dumps(event).encode("utf-8"),
-            env={**env, "PYTHONPATH": str(where)},
+            env={**env, "PYTHONPATH": path or str(where)},
             cwd=where,
             capture_output=True,
             check=False,
@@ -84,7 +102,7 @@ def script_start(python: str, where: Path, env: dict[str, str], script: str, *ar
         if finished.returncode != 0:
             raise SystemExit(f"a cold process failed:\n{finished.stderr.decode('utf-8', errors='replace')[-2000:]}")
         report = json.loads(finished.stdout.decode("utf-8").rstrip("\n").rsplit("\n", 1)[-1])
-        return ColdStart(report["response"], frozenset(report["modules"]), seconds)
+        return Started(report["response"], frozenset(report["modules"]), seconds)
 
     return start
 
@@ -99,10 +117,8 @@ def endpoint_process(
 ) -> ColdRunner:
     """The handler imported from `where` (the stage's artifact unless named), answering one `event`."""
     artifact = where or stage.artifact
-
-    def start(event: dict[str, Any]) -> ColdStart:
-        return cold_start(event, artifact, environment, python=stage.runtime_python, preimport=preimport)
-
+    env = {**environment, "MEDIAN_COLD_PREIMPORT": ",".join(preimport)}
+    start = script_start(stage.runtime_python, artifact, env, ENDPOINT_COLD)
     return ColdRunner(name, [], start, event, stage.served_manifest if event is get_event else None)
 
 
@@ -122,9 +138,11 @@ def peer_process(
     stage: Stage, name: str, event: Callable[[], dict[str, Any]], *, with_table: bool = False
 ) -> ColdRunner:
     """bench/peer.py's handler answering one `event`; it reads the key through boto3, having no other way.
-    `with_table`: its environment names the idempotency table, as a deployed stack's does."""
-    environment = stage.deployed_boto3 if with_table else stage.serve_boto3
-    start = script_start(stage.runtime_python, stage.artifact, environment, PEER_COLD)
+    `with_table`: its environment names the idempotency table, as the production stage's does."""
+    environment = {**(stage.deployed_boto3 if with_table else stage.serve_boto3), **stage.peer_environment()}
+    start = script_start(
+        stage.runtime_python, stage.artifact, environment, PEER_COLD, path=stage.python_path(stage.artifact)
+    )
     return ColdRunner(name, [], start, event, stage.served_manifest if event is get_event else None)
 
 
@@ -156,14 +174,12 @@ def cold_processes(stage: Stage) -> ColdProcesses:
         floor_table=table_floor_process(stage),
         get_extension=endpoint_process(stage, "cold GET, key through the extension", get_event, stage.deployed),
         get_boto3=endpoint_process(stage, "cold GET, key through boto3", get_event, stage.deployed_boto3),
-        # As deployed: the table named (moto's DynamoDB, over HTTP), the key through the extension.
-        post_deployed=endpoint_process(stage, "cold POST as deployed", post_event, stage.deployed),
+        # As deployed, through the record: the table named (moto's DynamoDB, over HTTP), the key through the extension.
+        post_deployed=endpoint_process(
+            stage, "cold POST as deployed", post_event, stage.deployed, stage.recorded_artifact
+        ),
         post_read=endpoint_process(
-            stage,
-            "cold POST as deployed, the tool declared idempotent=False",
-            post_event,
-            stage.deployed,
-            stage.read_only_artifact,
+            stage, "cold POST as deployed, the tool declared idempotent=False", post_event, stage.deployed
         ),
         post_extension=endpoint_process(
             stage, "cold POST without the table, key through the extension", post_event, stage.serve
@@ -178,7 +194,8 @@ def cold_processes(stage: Stage) -> ColdProcesses:
 
 
 def run_cold(runners: list[ColdRunner], runs: int) -> None:
-    """A warm-up each (writes the .pyc files, fills the page cache), then `runs` rounds in rotated order."""
+    """A warm-up each (fills the page cache, and writes the peer's own bytecode), then `runs` rounds in rotated
+    order."""
     for runner in runners:
         runner.run()
     for round_number in range(runs):

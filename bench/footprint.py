@@ -1,25 +1,18 @@
 """What a run reports beside the ratios: the modules a cold start imports beyond its floor, what
-creating a client costs, `python -X importtime` for median_lambda.app, and the `sam build` artifact's size."""
+creating a client costs, and `python -X importtime` for handler.app (the artifact's size is
+bench/environment.py's, which builds it)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import statistics
 import subprocess
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from median_lambda.protocol import PREBUILT_MANIFEST_FILE, TOOLS_PACKAGE_ENV
-
-from bench.environment import ROOT
-
 if TYPE_CHECKING:
-    from bench.cold import ColdProcesses
+    from pathlib import Path
 
-SAM_CLI = ROOT / ".venv" / "sam-cli" / "bin" / "sam"  # the Makefile's SAM_VENV
-SAM_BUILD_TIMEOUT_SECONDS = 240
+    from bench.cold import ColdProcesses
 
 
 def imports_beyond_floors(cold: ColdProcesses) -> dict[str, Any]:
@@ -53,52 +46,15 @@ def client_creation_ms(repeats: int = 5) -> float:
     return statistics.median(samples)
 
 
-def package_size(build_root: Path) -> dict[str, Any]:
-    """Size of the `sam build` artifact, unpacked and zipped, when the SAM CLI is in .venv/sam-cli."""
-    sam = SAM_CLI
-    if not sam.exists():
-        return {"skipped": "the SAM CLI is not in .venv/sam-cli (make build puts it there)"}
-    build_dir = build_root / "sam-build"
-    started = time.monotonic()
-    try:
-        built = subprocess.run(  # noqa: S603 - the project's SAM CLI, on this project's template
-            [str(sam), "build", "--template-file", str(ROOT / "template.yaml"), "--build-dir", str(build_dir)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=SAM_BUILD_TIMEOUT_SECONDS,
-            check=False,
-            # The user's tools, as `make build` packages them: not the bench's.
-            env={name: value for name, value in os.environ.items() if name != TOOLS_PACKAGE_ENV},
-        )
-    except subprocess.TimeoutExpired:
-        return {"skipped": f"sam build took over {SAM_BUILD_TIMEOUT_SECONDS} s"}
-    if built.returncode != 0:
-        last = [line.strip() for line in (built.stdout + built.stderr).splitlines() if line.strip()][-1:]
-        return {"skipped": f"sam build failed: {last[0] if last else 'no output'}"}
-    apps = sorted(build_dir.glob("*/handler/app.py"))
-    if not apps:
-        return {"skipped": "sam build left no median_lambda/app.py in its artifact"}
-    artifact = apps[0].parent.parent
-    files = [path for path in artifact.rglob("*") if path.is_file()]
-    archive = shutil.make_archive(str(build_root / "artifact"), "zip", artifact)
-    return {
-        "function": artifact.name,
-        "files": len(files),
-        "unzipped_bytes": sum(path.stat().st_size for path in files),
-        "zipped_bytes": Path(archive).stat().st_size,
-        "prebuilt_manifest": (artifact / "median_lambda" / PREBUILT_MANIFEST_FILE).exists(),
-        "build_seconds": round(time.monotonic() - started, 1),
-    }
-
-
-def import_time(python: str, env: dict[str, str], repeats: int = 3) -> dict[str, Any]:
-    """`python -X importtime -c 'import handler.app'`: of `repeats` runs, the median one's top 10 by cumulative time."""
+def import_time(python: str, env: dict[str, str], where: Path, repeats: int = 3) -> dict[str, Any]:
+    """`python -X importtime -c 'import handler.app'` in the artifact: of `repeats` runs, the median one's top 10 by
+    cumulative time."""
     runs: list[tuple[int, list[dict[str, Any]]]] = []
     for _ in range(repeats):
         finished = subprocess.run(  # noqa: S603 - this venv's Python running this bench's own scripts
             [python, "-X", "importtime", "-c", "import handler.app"],
-            env=env,
+            env={**env, "PYTHONPATH": str(where)},
+            cwd=where,
             capture_output=True,
             text=True,
             check=True,

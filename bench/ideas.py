@@ -1,29 +1,21 @@
-"""The ideas bench/README.md weighs: what handler/ does its own way instead of a library's public
-API, and the alternatives, each measured the same way against the floor it adds to.
+"""The cold ideas bench/README.md weighs: what the handler does its own way, and the alternatives, each
+measured the same way against the floor it adds to (the warm ones run in the warm container:
+bench/warm_ideas.py).
 
-Cold, a variant of a floor or of the endpoint's process (an import more, the manifest built from
-the tools, the artifact as built without .pyc files); warm, the floor plus one piece of what the
-handler does per call, done both ways. None of these rows has a target.
+Each is a variant of a floor or of the endpoint's process: an import more, the manifest built from
+the tools, the artifact without its bytecode, every module of tools/ imported. None has a target.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-import time
+import shutil
 from typing import TYPE_CHECKING, Any
 
+from median_lambda.protocol import PREBUILT_MANIFEST_FILE, PREBUILT_TOOL_MODULES_FILE
 from median_lambda.testing import call_body, signed_event
 
 from bench.cold import ColdRunner, endpoint_process, floor_process, table_floor_process
-from bench.environment import (
-    BENCH_KEY,
-    GATEWAY_HEADERS,
-    SECRET_NAME,
-    get_event,
-    lay_out_shipped_artifact,
-    post_event,
-)
+from bench.environment import BENCH_KEY, GATEWAY_HEADERS, get_event, post_event
 from bench.floors import (
     EXTENSION_FLOOR_IMPORTS,
     FLOOR_GET_SECRET_COLD,
@@ -32,27 +24,22 @@ from bench.floors import (
     with_imports,
 )
 from bench.ratios import paired_case
-from bench.warm import WARM_POST_CALLS, WarmLoop, posts, run_warm
-from tests.support.cold_start import lay_out_artifact
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from pathlib import Path
 
     from bench.cold import ColdProcesses
     from bench.environment import Stage
     from bench.ratios import Case
-    from bench.warm import Answer, WarmContenders
-
-
-# --- cold -----------------------------------------------------------------------------------
+    from bench.warm import WarmLoops
 
 
 def cold_idea_pairs(stage: Stage, cold: ColdProcesses) -> list[tuple[ColdRunner, ColdRunner]]:
     """Each idea's process with the floor it is weighed against."""
     # No .pyc is ever written there: /var/task is read-only, so Lambda compiles these at every cold start.
-    shipped = lay_out_shipped_artifact(stage.work / "shipped", stage.runtime_python)
+    source_only = _copy_without(stage, "source-only", bytecode=True)
     no_bytecode = {"PYTHONDONTWRITEBYTECODE": "1"}
-    source = lay_out_artifact(stage.work / "source", prebuilt_manifest=False)
+    no_manifest = _copy_without(stage, "no-manifest", files=(PREBUILT_MANIFEST_FILE,))
     floor_with_libraries = floor_process(
         stage, "the boto3 floor + pydantic + Powertools", FLOOR_WITH_LIBRARIES_COLD, stage.serve_boto3
     )
@@ -85,63 +72,55 @@ def cold_idea_pairs(stage: Stage, cold: ColdProcesses) -> list[tuple[ColdRunner,
         ),
         (
             endpoint_process(
-                stage, "cold GET (extension), the manifest built from the tools", get_event, stage.deployed, source
+                stage, "cold GET (extension), the manifest built from the tools", get_event, stage.deployed, no_manifest
             ),
             cold.floor_extension,
         ),
         (
             endpoint_process(
                 stage,
-                "cold GET (extension), the artifact as built: no .pyc",
+                "cold GET (extension), the artifact without its bytecode",
                 get_event,
                 {**stage.deployed, **no_bytecode},
-                shipped,
+                source_only,
             ),
             cold.floor_extension,
         ),
         (
             endpoint_process(
                 stage,
-                "cold POST (boto3), the artifact as built: no .pyc",
+                "cold POST as deployed, the artifact without its bytecode",
                 post_event,
-                {**stage.serve_boto3, **no_bytecode},
-                shipped,
+                {**stage.deployed, **no_bytecode},
+                _copy_without(stage, "source-only-recorded", bytecode=True, artifact=stage.recorded_artifact),
             ),
-            cold.floor_boto3,
+            cold.floor_table,
         ),
         (floor_with_libraries, cold.floor_boto3),
         (cold.post_boto3, floor_with_libraries),
         (table_floor_with_libraries, cold.floor_table),
         (cold.post_deployed, table_floor_with_libraries),
-        *tools_imported(stage),
+        tools_imported(stage),
     ]
 
 
-def tools_imported(stage: Stage) -> list[tuple[ColdRunner, ColdRunner]]:
-    """What importing every module of tools/ (yours: the examples, until you replace them) costs a cold POST:
-    a call that names no tool, answered 404, from an artifact of tools/ without median_lambda/tool_modules.json
-    (every module imported, as before the build wrote it) against one with it (none imported). The most
-    that importing only the called tool's module saves. None when tools/ cannot be built."""
-    import os
-    import shutil
-    import subprocess
+def _copy_without(
+    stage: Stage, name: str, *, bytecode: bool = False, files: tuple[str, ...] = (), artifact: Path | None = None
+) -> Path:
+    """A copy of the artifact (as built unless named) without its bytecode, or without some of the files the
+    build writes beside median_lambda/app.py."""
+    ignored = ["__pycache__"] if bytecode else []
+    copy = shutil.copytree(artifact or stage.artifact, stage.work / name, ignore=shutil.ignore_patterns(*ignored))
+    for file in files:
+        (copy / "median_lambda" / file).unlink()
+    return copy
 
-    from median_lambda.protocol import PREBUILT_TOOL_MODULES_FILE, TOOLS_PACKAGE_ENV
-    from median_lambda.runtime.env import forget_settings
 
-    served = os.environ.pop(TOOLS_PACKAGE_ENV)
-    forget_settings()
-    try:
-        indexed = lay_out_artifact(stage.work / "tools-indexed", prebuilt_manifest=True)
-    except subprocess.CalledProcessError as failed:
-        print(f"tools/ cannot be built, so its idea is skipped: {failed.stderr[-300:]!r}", file=sys.stderr)
-        return []
-    finally:
-        os.environ[TOOLS_PACKAGE_ENV] = served
-        forget_settings()
-    whole = shutil.copytree(indexed, stage.work / "tools-whole")
-    (whole / "median_lambda" / PREBUILT_TOOL_MODULES_FILE).unlink()
-    environment = {name: value for name, value in stage.deployed.items() if name != TOOLS_PACKAGE_ENV}
+def tools_imported(stage: Stage) -> tuple[ColdRunner, ColdRunner]:
+    """What importing every module of tools/ costs a cold POST: a call that names no tool, answered 404, from the
+    artifact without median_lambda/tool_modules.json (every module imported, as before the build wrote it)
+    against the artifact as built (none imported). The most that importing only the called tool's module saves."""
+    whole = _copy_without(stage, "tools-whole", files=(PREBUILT_TOOL_MODULES_FILE,))
 
     def no_such_tool() -> dict[str, Any]:
         return signed_event("POST", call_body("benchNoSuchTool", {}), key=BENCH_KEY, headers=GATEWAY_HEADERS)
@@ -149,117 +128,21 @@ def tools_imported(stage: Stage) -> list[tuple[ColdRunner, ColdRunner]]:
     runners = []
     for name, artifact in (
         ("cold POST as deployed of tools/, a name it does not serve: every module imported", whole),
-        ("cold POST as deployed of tools/, a name it does not serve: none imported (tool_modules.json)", indexed),
+        (
+            "cold POST as deployed of tools/, a name it does not serve: none imported (tool_modules.json)",
+            stage.artifact,
+        ),
     ):
-        runner = endpoint_process(stage, name, no_such_tool, environment, artifact)
+        runner = endpoint_process(stage, name, no_such_tool, stage.deployed, artifact)
         runner.expected_status = 404
         runners.append(runner)
-    return [(runners[0], runners[1])]
+    return runners[0], runners[1]
 
 
 def cold_idea_cases(pairs: list[tuple[ColdRunner, ColdRunner]]) -> list[Case]:
     return [paired_case(runner.name, "ms", base, runner, target=False) for runner, base in pairs]
 
 
-# --- warm: the floor plus one piece of the handler's work -------------------------------------
-
-
-def with_powertools_metrics(floor_post: Answer) -> Answer:
-    """The floor, plus what the endpoint records per call through Powertools Metrics, printed by its flush_metrics."""
-    from aws_lambda_powertools import Metrics
-    from aws_lambda_powertools.metrics import MetricUnit
-
-    metrics = Metrics(namespace="MedianTools", service="median-tools")
-
-    def floor_and_metrics(event: dict[str, Any]) -> Any:
-        started = time.perf_counter()
-        answer = floor_post(event)
-        metrics.add_dimension(name="tool", value="orderStatus")
-        metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=1.0)
-        metrics.add_metric(
-            name="ToolDuration", unit=MetricUnit.Milliseconds, value=(time.perf_counter() - started) * 1000
-        )
-        metrics.flush_metrics()
-        return answer
-
-    return floor_and_metrics
-
-
-def with_serialised_metrics(floor_post: Answer) -> Answer:
-    """The same, the line printed as handler/runtime/observability.py prints it, a copy of flush_metrics:
-    serialize_metric_set, an encoder built once, clear_metrics; whether metrics are off read once, not per flush.
-    What the public flush_metrics costs beyond it is what the copy saves."""
-    from aws_lambda_powertools import Metrics
-    from aws_lambda_powertools.metrics import MetricUnit
-
-    metrics = Metrics(namespace="MedianTools", service="median-tools")
-    encoder = json.JSONEncoder(separators=(",", ":"))
-
-    def floor_and_metrics(event: dict[str, Any]) -> Any:
-        started = time.perf_counter()
-        answer = floor_post(event)
-        metrics.add_dimension(name="tool", value="orderStatus")
-        metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=1.0)
-        metrics.add_metric(
-            name="ToolDuration", unit=MetricUnit.Milliseconds, value=(time.perf_counter() - started) * 1000
-        )
-        try:
-            print(encoder.encode(metrics.serialize_metric_set()))
-        finally:
-            metrics.clear_metrics()
-        return answer
-
-    return floor_and_metrics
-
-
-def with_key_read(floor_get: Answer, read: Callable[[], str]) -> Answer:
-    """The floor, plus reading the key from a cache on every call, as a warm request does."""
-
-    def floor_and_key(event: dict[str, Any]) -> Any:
-        read()
-        return floor_get(event)
-
-    return floor_and_key
-
-
-def warm_idea_cases(contenders: WarmContenders, rounds: int) -> list[Case]:
-    """What handler/ does its own way instead of a library's public API, each piece on the floor, both ways."""
-    from aws_lambda_powertools.utilities.parameters import get_secret
-    from median_lambda.app import key_source
-
-    floor_get, floor_post = contenders.floor_get, contenders.floor_post
-    cases = []
-    key_loops = [
-        WarmLoop("the floor", [], floor_get),
-        WarmLoop(
-            "warm GET floor + the key from median_lambda.key.source's cache",
-            [],
-            with_key_read(floor_get, key_source.get),
-        ),
-        WarmLoop(
-            "warm GET floor + the key from Powertools' get_secret cache",
-            [],
-            with_key_read(floor_get, lambda: str(get_secret(SECRET_NAME, max_age=300))),
-        ),
-    ]
-    run_warm(key_loops, contenders.gets, rounds)
-    cases += [paired_case(loop.name, "µs", key_loops[0], loop, target=False) for loop in key_loops[1:]]
-
-    metric_loops = [
-        WarmLoop("the floor", [], floor_post),
-        WarmLoop(
-            "warm POST floor + Powertools Metrics, printed as handler/runtime/observability.py does "
-            "(a copy of flush_metrics)",
-            [],
-            with_serialised_metrics(floor_post),
-        ),
-        WarmLoop(
-            "warm POST floor + Powertools Metrics, printed by its flush_metrics",
-            [],
-            with_powertools_metrics(floor_post),
-        ),
-    ]
-    run_warm(metric_loops, posts(WARM_POST_CALLS), rounds)
-    cases += [paired_case(loop.name, "µs", metric_loops[0], loop, target=False) for loop in metric_loops[1:]]
-
-    return cases
+def warm_idea_cases(warm: WarmLoops) -> list[Case]:
+    """The warm ideas the container timed (bench/warm_ideas.py), each against the floor of its rounds."""
+    return [paired_case(loop.name, "µs", floor, loop, target=False) for floor, loops in warm.ideas for loop in loops]

@@ -12,7 +12,7 @@ RESULTS = ROOT / "bench" / "results.json"
 
 _TITLES = {
     "informational": "for information (no target):",
-    "ideas": "ideas: what handler/ does its own way, and the alternatives, each against the floor named:",
+    "ideas": "ideas: what median_lambda does its own way, and the alternatives, each against the floor named:",
 }
 
 
@@ -75,17 +75,22 @@ def table(results: dict[str, Any]) -> str:
     beyond = ", ".join(f"{name} {count}" for name, count in results["cold_post_imports_beyond_floor"].items())
     lines.append(f"cold POST as deployed imports beyond the table-on floor (modules per package): {beyond}")
     package = results["package"]
-    if "skipped" in package:
-        lines.append(f"\npackage size: skipped: {package['skipped']}")
-    else:
-        lines.append(
-            f"\npackage size: {package['unzipped_bytes'] / 1e6:.1f} MB unzipped, "
-            f"{package['zipped_bytes'] / 1e6:.1f} MB zipped, {package['files']} files; "
-            f"the prebuilt manifest in it: {'yes' if package['prebuilt_manifest'] else 'NO'}"
-        )
+    lines.append(
+        f"\nthe artifact: {package['built_by']}, for {package['architecture']}: {package['files']} files "
+        f"({package['bytecode_files']} of them bytecode), {package['unzipped_bytes'] / 1e6:.1f} MB unzipped, "
+        f"{package['zipped_bytes'] / 1e6:.1f} MB zipped"
+    )
+    measured = results["measured"]
+    lines.append(f"the tools: {measured['tools']['package']}: {measured['tools']['served']}")
+    environment = measured["environment"]
+    lines.append(
+        f"the environment: the {environment['stage']}: {', '.join(environment['from_template'])} from "
+        "template.yaml, and Lambda's own; here instead:"
+    )
+    lines += [f"  {names}: {why}" for names, why in environment["differences"].items()]
     imports = results["import_time"]
     lines.append(
-        f"\nimport median_lambda.app: {imports['handler_app_us'] / 1000:.1f} ms, {imports['modules']} modules; "
+        f"\nimport handler.app: {imports['handler_app_us'] / 1000:.1f} ms, {imports['modules']} modules; "
         "top 10 by cumulative time:"
     )
     for row in imports["top"]:

@@ -20,6 +20,8 @@ from median_lambda.testing import FakeLambdaContext, call_body, forget_what_a_co
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation at run time
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianTestClient
 
@@ -162,20 +164,106 @@ def test_metrics_go_to_the_namespace_the_template_sets() -> None:
     assert emf["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "AcmeSupportTools"
 
 
-def test_the_emf_line_is_the_one_powertools_own_flush_prints(logs: LogCapture) -> None:
-    # GIVEN a tool run recorded through the handler's Powertools Metrics
-    observability.record_tool_run("ticketStatus", "ToolErrors", 12.5)
-    # WHEN Powertools' own flush_metrics prints it, and the same run recorded again is flushed by the handler
-    metrics = observability._get_metrics()
-    metrics.flush_metrics()
-    observability.record_tool_run("ticketStatus", "ToolErrors", 12.5)
+# Each of the handler's line shapes: what it records, and the same recorded through Powertools' own Metrics.
+LINE_SHAPES: dict[str, tuple[Callable[[], object], str | None, str | None, list[tuple[str, str, float]]]] = {
+    "a tool that ran": (
+        lambda: observability.record_tool_run("ticketStatus", None, 12.5),
+        "tool",
+        "ticketStatus",
+        [("ToolCalls", "Count", 1.0), ("ToolDuration", "Milliseconds", 12.5)],
+    ),
+    "a tool that declined": (
+        lambda: observability.record_tool_run("ticketStatus", "ToolErrors", 0.25),
+        "tool",
+        "ticketStatus",
+        [("ToolCalls", "Count", 1.0), ("ToolDuration", "Milliseconds", 0.25), ("ToolErrors", "Count", 1.0)],
+    ),
+    "a tool that ran twice in one invocation": (
+        lambda: [observability.record_tool_run("ticketStatus", None, amount) for amount in (12.5, 3.25)],
+        "tool",
+        "ticketStatus",
+        [
+            ("ToolCalls", "Count", 1.0),
+            ("ToolDuration", "Milliseconds", 12.5),
+            ("ToolCalls", "Count", 1.0),
+            ("ToolDuration", "Milliseconds", 3.25),
+        ],
+    ),
+    "no tool can run": (observability.record_no_tool_can_run, "tool", "(every tool)", [("ToolCrashes", "Count", 1.0)]),
+    "a replay": (
+        lambda: observability.record_replay("ticketStatus"),
+        "tool",
+        "ticketStatus",
+        [("ReplayedCalls", "Count", 1.0)],
+    ),
+    "a refused signature": (
+        lambda: observability.record_rejected_signature("stale"),
+        "cause",
+        "stale",
+        [("RejectedSignatures", "Count", 1.0)],
+    ),
+    "work left running": (
+        lambda: observability.record_work_left_running("ticketStatus"),
+        "tool",
+        "ticketStatus",
+        [("ToolWorkLeftRunning", "Count", 1.0)],
+    ),
+    "a 5XX answer": (observability.record_server_error, None, None, [("ServerErrors", "Count", 1.0)]),
+    "the time limits degraded": (
+        observability.record_time_limits_degraded,
+        None,
+        None,
+        [("TimeLimitsDegraded", "Count", 1.0)],
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(LINE_SHAPES))
+def test_each_emf_line_is_the_one_powertools_own_flush_prints(
+    logs: LogCapture, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    from aws_lambda_powertools.metrics import EphemeralMetrics
+
+    record, dimension, value, metrics = LINE_SHAPES[shape]
+    # GIVEN a stack's namespace and service, as template.yaml sets them, in a container of a published version
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "acme-tools-production")
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "acme-tools-production")
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_VERSION", "17")
+    forget_what_a_container_keeps()
+    # WHEN the handler records and publishes a line of this shape, and Powertools' own flush_metrics prints the
+    # same metrics, recorded through its public API in a set of their own
+    record()
     observability.flush_metrics()
-    # THEN the two lines are the same text but for the timestamp: the handler prints what Powertools builds
-    powertools_line, handler_line = [line for line in logs.lines() if line.startswith('{"_aws"')]
+    reference = EphemeralMetrics(namespace="acme-tools-production", service="acme-tools-production")
+    reference.set_default_dimensions(function_version="17")
+    if dimension is not None:
+        reference.add_dimension(name=dimension, value=value)  # type: ignore[arg-type]
+    for name, unit, amount in metrics:
+        reference.add_metric(name=name, unit=unit, value=amount)
+    reference.flush_metrics()
+    # THEN the two lines are the same text but for the timestamp: the handler prints what Powertools would
+    handler_line, powertools_line = [line for line in logs.lines() if line.startswith('{"_aws"')][-2:]
     timestamp = re.compile(r'"Timestamp":\d+')
     assert timestamp.sub("", handler_line) == timestamp.sub("", powertools_line)
-    # AND nothing recorded is left over for the next invocation
-    assert metrics.metric_set == {}
+    # AND the handler's timestamp is now's, in milliseconds, as Powertools stamps it
+    assert abs(json.loads(handler_line)["_aws"]["Timestamp"] - json.loads(powertools_line)["_aws"]["Timestamp"]) < 5000
+
+
+def test_calls_whose_tools_record_no_metric_of_their_own_say_nothing_of_powertools_empty_set() -> None:
+    # GIVEN a fresh container, outside any test runner's warning filters
+    # WHEN it serves a GET and a call whose tool records nothing through Powertools' Metrics
+    finished = subprocess.run(  # noqa: S603 - our own interpreter, our own code
+        [sys.executable, "-c", COLD_CONTAINER],
+        env=os.environ.copy(),
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    # THEN its metrics are published, and Powertools' warning that its own set was empty is not written
+    assert len(emf_lines(finished.stdout.splitlines())) == 1
+    assert "No application metrics to publish" not in finished.stderr + finished.stdout
 
 
 def test_a_fresh_test_container_flushes_only_its_own_metrics(

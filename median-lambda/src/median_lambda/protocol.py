@@ -135,6 +135,11 @@ TRACE_DISABLED_ENV = "POWERTOOLS_TRACE_DISABLED"
 # the version a deployment brings.
 FUNCTION_VERSION_ENV = "AWS_LAMBDA_FUNCTION_VERSION"
 UNPUBLISHED_VERSION = "$LATEST"
+# Metrics are off where the first is true, or the second is and the first is unset: Powertools' rule.
+METRICS_DISABLED_ENV = "POWERTOOLS_METRICS_DISABLED"
+POWERTOOLS_DEV_ENV = "POWERTOOLS_DEV"
+# What Powertools warns at each flush of an empty set; most calls' tools record nothing through it.
+EMPTY_FLUSH_WARNING = "No application metrics to publish"
 
 # --- Manifest rules Median enforces at sync -------------------------------------
 MAX_TOOLS = 20

@@ -11,7 +11,7 @@ puts on it (`function_request_id`, `cold_start`, `function_name`, `function_memo
 `function_arn`), a tool's own `Logger()` lines included; lines logged before the first carry none.
 
 Metrics (CloudWatch EMF, namespace from POWERTOOLS_METRICS_NAMESPACE), one line per
-invocation (the one Powertools' `flush_metrics` prints), dimensions `service`, `function_version`
+invocation (the one Powertools' `flush_metrics` would print), dimensions `service`, `function_version`
 (the version Lambda runs, AWS_LAMBDA_FUNCTION_VERSION: a canary's series apart from the old
 version's) and either `tool` or `cause`:
   ToolCalls, ToolErrors, ToolCrashes, ToolTimeouts, ToolDuration (ms)   per tool that ran
@@ -20,16 +20,18 @@ version's) and either `tool` or `cause`:
   ToolWorkLeftRunning                             per tool answered 500 or 504 while work it started
                                                   may still be running (median_lambda/calls/dispatch.py)
   RejectedSignatures                              per cause: missing, malformed, stale, mismatch
-and, each on a line of its own:
-  ServerErrors                                    `service` and `function_version`, once per answer of
-                                                  status 500 or more, whatever made it: what the
-                                                  rollback alarm on a version's 5XX rate reads
-  TimeLimitsDegraded                              `service` alone, once per container where something
-                                                  else owns SIGALRM (handler/runtime/time_limits.py)
+and, each on a line of its own, by `service` and `function_version` alone:
+  ServerErrors                                    once per answer of status 500 or more, whatever made
+                                                  it: what the rollback alarm on a version's 5XX rate reads
+  TimeLimitsDegraded                              once per container where something else owns SIGALRM
+                                                  (median_lambda/runtime/time_limits.py)
 and, once per container that was a cold start, Powertools' own `ColdStart` (dimensions
 `function_name` and `service`, a line of its own, as `log_metrics(capture_cold_start_metric=True)`
 writes it) with the first metrics the container publishes: its first invocation's, unless that
-was a served GET, which publishes none (below), and then the next one's that does.
+was a served GET, which publishes none (below), and then the next one's that does. What a tool
+records through Powertools' own `Metrics()` is published at the end of its call, on a line of its
+own, as `log_metrics` publishes a handler's; it never reaches the lines above ("The handler's own
+metrics", below).
 
 Importing any Powertools module imports its whole package (Logger, Metrics, Tracer), which
 costs a cold GET more than its target allows, and a served GET logs, measures and traces
@@ -44,28 +46,32 @@ from __future__ import annotations
 import json
 import os
 import sys
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+import time
+import warnings
 from typing import TYPE_CHECKING, Any, cast
 
 from median_lambda.protocol import (
+    EMPTY_FLUSH_WARNING,
     FUNCTION_VERSION_ENV,
     INITIALIZATION_TYPE_ENV,
+    METRICS_DISABLED_ENV,
     METRICS_NAMESPACE,
     METRICS_NAMESPACE_ENV,
+    POWERTOOLS_DEV_ENV,
     PROVISIONED_INITIALIZATION,
     SERVICE_NAME,
     SERVICE_NAME_ENV,
     TRACE_DISABLED_ENV,
     UNPUBLISHED_VERSION,
 )
-from median_lambda.runtime.env import library_version
+from median_lambda.runtime.env import library_version, running_in_deployed_lambda
 
 if TYPE_CHECKING:
     import logging
     from collections.abc import Callable, Iterator
+    from contextlib import AbstractContextManager
 
     from aws_lambda_powertools import Logger, Metrics, Tracer
-    from aws_lambda_powertools.metrics import MetricUnit
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
     logger: Logger
@@ -113,9 +119,6 @@ INVOCATION_KEYS = ("cold_start", "function_name", "function_memory_size", "funct
 _invocation: LambdaContext | None = None
 _cold_start = False
 _first_invocation_ahead = os.environ.get(INITIALIZATION_TYPE_ENV) != PROVISIONED_INITIALIZATION
-# Whether this container's ColdStart metric is still to be published: it was a cold start, and has
-# published no metric yet.
-_cold_start_metric_ahead = _first_invocation_ahead
 # Bumped at each start: the Logger holds the keys of the invocation numbered `_keyed_at`.
 _invocations = 0
 _keyed_at = 0
@@ -132,10 +135,9 @@ def invocation_started(context: LambdaContext | None) -> None:
 
 def forget_invocations() -> None:
     """Lines carry no invocation's keys, and the next is a cold start: a fresh container's (median_lambda.testing's)."""
-    global _invocation, _first_invocation_ahead, _invocations, _cold_start_metric_ahead
+    global _invocation, _first_invocation_ahead, _invocations
     _invocation = None
     _first_invocation_ahead = os.environ.get(INITIALIZATION_TYPE_ENV) != PROVISIONED_INITIALIZATION
-    _cold_start_metric_ahead = _first_invocation_ahead
     _invocations += 1
 
 
@@ -177,174 +179,263 @@ class Metric:
     TOOL_WORK_LEFT_RUNNING = "ToolWorkLeftRunning"  # a 500 or 504 whose work may still be running: recorded
 
 
-# The dimension every metric of an invocation carries, and ServerErrors' line: which version answered.
+# The dimension every metric carries: which version recorded it. A container runs one version all its life.
 VERSION_DIMENSION = "function_version"
 
 
-# Built on the first metric, like the Logger on the first log line: a served GET records none.
-_metrics: Metrics | None = None
-# Whether EMF lines are printed: Powertools' own rule (POWERTOOLS_METRICS_DISABLED, POWERTOOLS_DEV),
-# read with the Metrics. The encoder prints what Metrics.flush_metrics' json.dumps prints.
-_emf_on = True
-_EMF_ENCODER = json.JSONEncoder(separators=(",", ":"))
-_unflushed = False
-# The units as Powertools' MetricUnit members, set with the Metrics: given a string, add_metric
-# looks it up in a list of CloudWatch's unit names on every call (~0.3 us a metric).
-_count: MetricUnit
-_milliseconds: MetricUnit
-
-
-def _get_metrics() -> Metrics:
-    global _metrics, _count, _milliseconds, _emf_on
-    if _metrics is None:
-        from aws_lambda_powertools import Metrics
-        from aws_lambda_powertools.metrics import MetricUnit
-        from aws_lambda_powertools.metrics.functions import is_metrics_disabled
-
-        _count, _milliseconds = MetricUnit.Count, MetricUnit.Milliseconds
-        namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
-        _metrics = Metrics(namespace=namespace, service=service_name())
-        # A container runs one version all its life: each of its metric sets carries it.
-        _metrics.set_default_dimensions(**{VERSION_DIMENSION: function_version()})
-        _emf_on = not is_metrics_disabled()
-    return _metrics
-
-
-# The record_* functions call Powertools directly, each metric spelled out: a warm POST
-# records two or three metrics, and a generic loop over tuples of them cost ~1 us of it.
-# One request per invocation, so one dimension value per flush: `tool` or `cause`.
-
-
-def _recorder(dimension: str, value: str) -> Metrics:
-    """The Metrics, with this invocation's one dimension set, marked to be flushed."""
-    global _unflushed
-    recorder = _metrics or _get_metrics()
-    recorder.add_dimension(name=dimension, value=value)
-    _unflushed = True
-    return recorder
-
-
-def record_tool_run(tool: str, outcome_metric: str | None, milliseconds: float) -> None:
-    """A registered tool ran; outcome_metric is TOOL_ERRORS, TOOL_CRASHES, TOOL_TIMEOUTS or None for ok."""
-    recorder = _recorder("tool", tool)
-    recorder.add_metric(name=Metric.TOOL_CALLS, unit=_count, value=1.0)
-    recorder.add_metric(name=Metric.TOOL_DURATION, unit=_milliseconds, value=milliseconds)
-    if outcome_metric is not None:
-        recorder.add_metric(name=outcome_metric, unit=_count, value=1.0)
-
+# Each metric's CloudWatch unit where it is not a count.
+_UNITS = {Metric.TOOL_DURATION: "Milliseconds"}
 
 # The `tool` of a request that no tool could serve: this container has no usable Median key, its
 # stage names no stage of settings.toml, or its tools failed to import. Never a tool's name (those
 # take no parentheses).
 EVERY_TOOL = "(every tool)"
 
+# The handler's own metrics are written here, one EMF line per dimension an invocation recorded,
+# and not through Powertools' Metrics, for two reasons. Powertools' metric set is shared by every
+# `Metrics()` in the process, a tool's included: whatever a tool does to it (29 dimensions, default
+# dimensions of its own, a `clear_metrics`) would reach the counts the alarms and a gradual
+# deployment's rollback read (their queries are SCHEMA(namespace, service, tool): a dimension more
+# and a series is never read). And through Powertools' public API (EphemeralMetrics: add_dimension,
+# add_metric twice, flush_metrics), a warm POST's metrics cost 213k-223k instructions of a call
+# (callgrind), against 26k for these lines (52k with the tools' shared set published below), and
+# took a warm POST of the example's orderStatus on its artifact to 7.8x its floor, against 4.2x
+# (make bench's target: 6x; bench/README.md, "Issue 34"). The lines are what Powertools'
+# flush_metrics prints for the same metrics, but for the timestamp (tests/unit/test_observability.py
+# compares them).
+#
+# What a tool records through Powertools' own `Metrics` is published as Powertools' log_metrics
+# decorator publishes a handler's (and with it, once per container that was a cold start,
+# Powertools' ColdStart metric), at the end of the tool's call; what Powertools cannot publish is
+# said once at WARNING and dropped, so the next call starts with an empty set.
+
+# This invocation's metrics, by the one dimension of their own that they carry (`tool` or `cause`;
+# (None, None): `service` and `function_version` alone), as (name, value) pairs in the order recorded.
+_unpublished: dict[tuple[str | None, str | None], list[tuple[str, float]]] = {}
+
+
+def _recorded(dimension: str | None, value: str | None) -> list[tuple[str, float]]:
+    """This invocation's metrics under `dimension` = `value`: append (name, value) pairs, one line at its end."""
+    recorded = _unpublished.get((dimension, value))
+    if recorded is None:
+        recorded = _unpublished[dimension, value] = []
+    return recorded
+
+
+def record_tool_run(tool: str, outcome_metric: str | None, milliseconds: float) -> None:
+    """A registered tool ran; outcome_metric is TOOL_ERRORS, TOOL_CRASHES, TOOL_TIMEOUTS or None for ok."""
+    recorded = _recorded("tool", tool)
+    recorded.append((Metric.TOOL_CALLS, 1.0))
+    recorded.append((Metric.TOOL_DURATION, milliseconds))
+    if outcome_metric is not None:
+        recorded.append((outcome_metric, 1.0))
+
 
 def record_no_tool_can_run() -> None:
     """A request answered 500 because this container can run no tool: ToolCrashes, which the crash alarm
     (and so a gradual deployment's rollback) watches, under the `tool` EVERY_TOOL."""
-    _recorder("tool", EVERY_TOOL).add_metric(name=Metric.TOOL_CRASHES, unit=_count, value=1.0)
+    _recorded("tool", EVERY_TOOL).append((Metric.TOOL_CRASHES, 1.0))
 
 
 def record_work_left_running(tool: str) -> None:
     """A call of `tool` was answered 500 or 504 while work it started may still be running (its answer recorded)."""
-    _recorder("tool", tool).add_metric(name=Metric.TOOL_WORK_LEFT_RUNNING, unit=_count, value=1.0)
+    _recorded("tool", tool).append((Metric.TOOL_WORK_LEFT_RUNNING, 1.0))
 
 
 def record_replay(tool: str) -> None:
-    _recorder("tool", tool).add_metric(name=Metric.REPLAYED_CALLS, unit=_count, value=1.0)
+    _recorded("tool", tool).append((Metric.REPLAYED_CALLS, 1.0))
 
 
 def record_rejected_signature(cause: str) -> None:
-    _recorder("cause", cause).add_metric(name=Metric.REJECTED_SIGNATURES, unit=_count, value=1.0)
+    _recorded("cause", cause).append((Metric.REJECTED_SIGNATURES, 1.0))
 
 
 def record_server_error() -> None:
-    """An answer of status 500 or more: ServerErrors, by `service` and `function_version` only, printed at once.
-
-    On a line of its own, whatever the invocation's own metric set holds (a `tool`, or no dimension at
-    all for the handler's last-resort 500), so that every 5XX lands in the one series the rollback
-    alarm divides by the version's invocations (template.yaml's Api5xxRateAlarm). Never raises:
-    counting must not cost the answer.
-    """
-    try:
-        from aws_lambda_powertools.metrics import MetricUnit, single_metric
-
-        namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
-        with single_metric(
-            name=Metric.SERVER_ERRORS,
-            unit=MetricUnit.Count,
-            value=1.0,
-            namespace=namespace,
-            default_dimensions={"service": service_name(), VERSION_DIMENSION: function_version()},
-        ):
-            pass
-    except Exception as error:
-        # Nor the saying so: a container with no file descriptor left cannot import the Logger either.
-        with suppress(Exception):
-            _logger().warning("A 5XX answer was not counted", extra={"error_type": type(error).__name__})
+    """An answer of status 500 or more: ServerErrors, on a line of its own by `service` and `function_version` alone,
+    whatever else the invocation recorded (a `tool`, or nothing at all for the handler's last-resort 500), so that
+    every 5XX lands in the one series the rollback alarm divides by the version's invocations (template.yaml's
+    Api5xxRateAlarm). Counted in one place, the handler's exit, for whatever made the answer."""
+    _recorded(None, None).append((Metric.SERVER_ERRORS, 1.0))
 
 
 def record_time_limits_degraded() -> None:
-    """This container can arm no time limit (something else owns SIGALRM): TimeLimitsDegraded, printed at once.
-
-    Powertools' single_metric, with `service` its one dimension: the invocation's own metric set
-    carries its `tool` or `cause`, which this container-wide fact is none of.
-    """
-    from aws_lambda_powertools.metrics import MetricUnit, single_metric
-
-    namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
-    with single_metric(
-        name=Metric.TIME_LIMITS_DEGRADED,
-        unit=MetricUnit.Count,
-        value=1.0,
-        namespace=namespace,
-        default_dimensions={"service": service_name()},
-    ):
-        pass
+    """This container can arm no time limit (something else owns SIGALRM): TimeLimitsDegraded, by `service` and
+    `function_version` alone (a container-wide fact, no tool's), printed at once."""
+    if _metrics_on():
+        _write_lines({(None, None): [(Metric.TIME_LIMITS_DEGRADED, 1.0)]})
 
 
 def flush_metrics() -> None:
-    """Print this invocation's EMF line, if it recorded any metric, and with the container's first metrics
-    Powertools' ColdStart metric. Never raises: metrics must not cost an answer."""
-    global _unflushed, _cold_start_metric_ahead
-    if not _unflushed or _metrics is None:
+    """Publish what this invocation recorded: its own lines; what a tool recorded through Powertools' Metrics;
+    and, in a container that was a cold start, once, Powertools' ColdStart. Never raises: metrics must not
+    cost an answer."""
+    global _unpublished
+    if not _unpublished:
+        return  # a served GET, or a call refused before a tool could run: nothing was recorded
+    recorded, _unpublished = _unpublished, {}
+    if not _metrics_on():
+        _drop_tools_metrics()
         return
-    _unflushed = False
-    # What Metrics.flush_metrics does, in its order: Powertools serialises (and validates) the metric
-    # set, the line it prints is written, and the set is cleared; with three things done once per
-    # container or more cheaply: whether metrics are switched off is read once (three environment
-    # variables, which Lambda never changes in a container's life), the JSON encoder is built once,
-    # and the line goes to sys.stdout.write, not print (the same text; tests/unit/test_observability.py
-    # compares it with flush_metrics' own). flush_metrics itself costs a warm POST without the table
-    # (a pure read's call, idempotent=False) 8.8% more instructions (486k against 447k a call, the
-    # peer's 424k: callgrind) and 10% more time (63.6 -> 68.9 us, 15 alternated rounds; bench/README.md,
-    # "Issue 31"): over the 5% for which the public API would be kept. Through the table a call takes
-    # milliseconds, and either is lost in it.
-    try:
-        if _cold_start_metric_ahead and _emf_on and hasattr(_invocation, "function_name"):
-            # Powertools' own ColdStart line, as log_metrics(capture_cold_start_metric=True) adds it
-            # (it prints it even where metrics are switched off: 3.37; here it is not).
-            _cold_start_metric_ahead = False
-            _metrics.provider.add_cold_start_metric(context=_invocation)  # type: ignore[arg-type]
-        document = _metrics.serialize_metric_set()
-        if _emf_on:
-            sys.stdout.write(_EMF_ENCODER.encode(document) + "\n")
-    except Exception as error:
-        _logger().warning("Metrics were not published", extra={"error_type": type(error).__name__})
-    finally:
-        _metrics.clear_metrics()
+    # First: the ColdStart line comes before the invocation's own, as log_metrics prints it.
+    _publish_tools_metrics(recorded)
+    _write_lines(recorded)
 
 
 def forget_unflushed_metrics() -> None:
-    """Drop the metrics recorded since the last flush: a fresh container has none (median_lambda.testing's reset).
+    """Drop what was recorded since the last flush, and read the namespace, the service and whether metrics are
+    on anew at the next: a fresh container's (median_lambda.testing's reset).
 
     A call made below the entry point (dispatch's handle_post, in a test) records its metrics and
     never flushes them; without this, the next invocation's EMF line would count them as its own.
     """
-    global _unflushed
-    _unflushed = False
-    if _metrics is not None:
-        _metrics.clear_metrics()
+    global _metrics_switched_on
+    _unpublished.clear()
+    _frames.clear()
+    _metrics_switched_on = None
+    _drop_tools_metrics()
+
+
+# --- The lines -------------------------------------------------------------------------------
+
+# Whether metrics are printed (None: not read yet), read once per container: Lambda never changes a
+# running container's environment.
+_metrics_switched_on: bool | None = None
+_TRUE = ("1", "y", "yes", "t", "true", "on")  # strtobool's, as Powertools reads its switches
+
+
+def _metrics_on() -> bool:
+    """Whether metrics are printed, by Powertools' documented switches and its rule: off where
+    POWERTOOLS_METRICS_DISABLED is true, or POWERTOOLS_DEV is and the first is unset."""
+    global _metrics_switched_on
+    if _metrics_switched_on is None:
+        disabled = os.environ.get(METRICS_DISABLED_ENV)
+        development = os.environ.get(POWERTOOLS_DEV_ENV, "false").strip().lower() in _TRUE
+        off = disabled.strip().lower() in _TRUE if disabled is not None else development
+        _metrics_switched_on = not off
+    return _metrics_switched_on
+
+
+# Each line's text around its timestamp and its values, by its dimension and the names of the metrics
+# recorded, in their order: made once, at the first line of that shape. A line is
+# `frame % (timestamp, *values)`, the values reordered by `order` where a name was recorded twice.
+_frames: dict[tuple[str | None, str | None, tuple[str, ...]], tuple[str, tuple[int, ...] | None]] = {}
+
+
+def _frame(dimension: str | None, value: str | None, names: tuple[str, ...]) -> tuple[str, tuple[int, ...] | None]:
+    """The line, as Powertools' flush_metrics prints it, with %-places for its timestamp and each value."""
+    namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
+    # In the order Powertools prints them for a Metrics whose default dimension is the version: the default, the
+    # one added, then `service`.
+    dimensions: list[tuple[str, str | None]] = [(VERSION_DIMENSION, function_version())]
+    dimensions += [(dimension, value)] if dimension is not None else []
+    dimensions += [("service", service_name())]
+    # Each metric once, its values in a list in the order recorded, as Powertools' add_metric appends them.
+    positions: dict[str, list[int]] = {}
+    for index, name in enumerate(names):
+        positions.setdefault(name, []).append(index)
+    definitions = [{"Name": name, "Unit": _UNITS.get(name, "Count")} for name in positions]
+    directive = {"Namespace": namespace, "Dimensions": [[name for name, _ in dimensions]], "Metrics": definitions}
+    fixed = ",".join(
+        [f'"CloudWatchMetrics":{_EMF_ENCODER.encode([directive])}}}']
+        + [f"{_EMF_ENCODER.encode(name)}:{_EMF_ENCODER.encode(shown)}" for name, shown in dimensions]
+    )
+    places = ",".join(f"{_EMF_ENCODER.encode(name)}:[{','.join(['%r'] * len(at))}]" for name, at in positions.items())
+    order = tuple(index for at in positions.values() for index in at)
+    frame = '{"_aws":{"Timestamp":%d,' + fixed.replace("%", "%%") + "," + places + "}\n"
+    _frames[dimension, value, names] = shaped = (frame, order if order != tuple(range(len(names))) else None)
+    return shaped
+
+
+# Powertools prints json.dumps(document, separators=(",", ":")): this encoder, built once. A value is
+# printed as json prints a float, its repr.
+_EMF_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+def _write_lines(recorded: dict[tuple[str | None, str | None], list[tuple[str, float]]]) -> None:
+    """One EMF line per dimension recorded, each metric's values in the order recorded."""
+    try:
+        timestamp = int(time.time() * 1000)
+        lines = []
+        for (dimension, value), metrics in recorded.items():
+            names = tuple([name for name, _ in metrics])
+            frame, order = _frames.get((dimension, value, names)) or _frame(dimension, value, names)
+            amounts = [float(amount) for _, amount in metrics]
+            lines.append(frame % (timestamp, *(amounts if order is None else [amounts[index] for index in order])))
+        sys.stdout.write("".join(lines))
+    except Exception as error:  # stdout closed, say: the answer goes out all the same
+        _say_not_published("This invocation's metrics were not published", error, None)
+
+
+# --- What a tool records through Powertools' Metrics ----------------------------------------------
+
+# Powertools' shared Metrics (every `Metrics()` of the process holds the same set), and its log_metrics
+# decorator around a function that does nothing, with the cold-start metric: made at the first flush
+# (a served GET imports no Powertools), or when a tool's set is first emptied.
+_tools_metrics: Metrics | None = None
+_publish_with_cold_start: Callable[[Any, Any], Any] | None = None
+TOOLS_METRICS_NOT_PUBLISHED = "The metrics a tool recorded through Powertools' Metrics were not published"
+
+
+def _nothing(event: Any, context: Any) -> None:
+    """What log_metrics decorates: the invocation has run already, and its metrics are what is published."""
+
+
+def _tools_set() -> Metrics:
+    global _tools_metrics, _publish_with_cold_start
+    if _tools_metrics is None:
+        from aws_lambda_powertools import Metrics
+
+        # Silenced as Powertools' Metrics guide advises; here, not at import, where compiling its pattern
+        # would cost every cold GET ~2M instructions. median_lambda.testing's pytest plugin keeps it for
+        # every test (pytest puts the filters back after each).
+        warnings.filterwarnings("ignore", message=EMPTY_FLUSH_WARNING, category=UserWarning)
+        namespace = os.environ.get(METRICS_NAMESPACE_ENV, "").strip() or METRICS_NAMESPACE
+        _tools_metrics = Metrics(namespace=namespace, service=service_name())
+        _publish_with_cold_start = _tools_metrics.log_metrics(_nothing, capture_cold_start_metric=True)
+    return _tools_metrics
+
+
+def _publish_tools_metrics(recorded: dict[tuple[str | None, str | None], list[tuple[str, float]]]) -> None:
+    """Powertools publishes its shared set and, once, its ColdStart metric; then the set is emptied, published
+    or not, so that nothing a tool left in it (dimensions without a metric, a set refused) reaches the next call."""
+    try:
+        tools_metrics = _tools_metrics or _tools_set()
+        if _publish_with_cold_start is not None and hasattr(_invocation, "function_name"):
+            _publish_with_cold_start(None, _invocation)  # ColdStart names the function: a Lambda context's
+        else:
+            tools_metrics.flush_metrics()
+        tools_metrics.clear_metrics()  # what an empty flush left: a tool's dimensions, or metadata
+    except Exception as error:  # Powertools refused the set (29 dimensions and `service`, say)
+        tool = next((value for dimension, value in recorded if dimension == "tool"), None)
+        _say_not_published(TOOLS_METRICS_NOT_PUBLISHED, error, tool)
+        _drop_tools_metrics(with_default_dimensions=True)
+
+
+def _drop_tools_metrics(*, with_default_dimensions: bool = False) -> None:
+    """Empty Powertools' shared set: its metrics, dimensions and metadata. Default dimensions persist across
+    invocations, as Powertools documents, but for a set it refused: they may be why, and would refuse the
+    next tool's every metric too."""
+    if _tools_metrics is None and "aws_lambda_powertools.metrics" not in sys.modules:
+        return  # nothing has imported Powertools' Metrics: there is no set
+    try:
+        tools_metrics = _tools_set()
+        if with_default_dimensions:
+            tools_metrics.clear_default_dimensions()
+        tools_metrics.clear_metrics()
+    except Exception:  # noqa: S110 - what clearing may raise is what was said already
+        pass
+
+
+def _say_not_published(what: str, error: Exception, tool: str | None) -> None:
+    """One WARNING for what an invocation could not publish: the error's type, never its message (a metric's
+    name or dimension may quote a customer's input); off Lambda, the message on stderr for the author."""
+    fields = {"error_type": type(error).__name__} | ({"tool": tool} if tool is not None else {})
+    try:
+        _logger().warning(what, extra=fields)
+        if not running_in_deployed_lambda():
+            sys.stderr.write(f"{what} ({type(error).__name__}: {error})\n")
+    except Exception:  # noqa: S110 - a log line that cannot be written must not cost the answer either
+        pass
 
 
 def __getattr__(name: str) -> Any:
@@ -374,15 +465,30 @@ def traced_handler[Handler: "Callable[..., Any]"](handler: Handler) -> Handler:
     return cast("Handler", tracer.capture_lambda_handler(handler, capture_response=False, capture_error=False))
 
 
+# A nullcontext, made at the first call (a cold GET imports no contextlib: app.py) and reused: it keeps no
+# state, and a warm POST makes none.
+_no_segment: AbstractContextManager[Any] | None = None
+
+
 def tool_segment(tool: str) -> AbstractContextManager[Any]:
     """An X-Ray subsegment around one tool's run, annotated with its name; nothing when tracing is off."""
+    global _no_segment
     if tracer is None:
-        return nullcontext()
+        if _no_segment is None:
+            from contextlib import nullcontext
+
+            _no_segment = nullcontext()
+        return _no_segment
     return _annotated_segment(tracer, tool)
 
 
-@contextmanager
-def _annotated_segment(active: Tracer, tool: str) -> Iterator[None]:
-    with active.provider.in_subsegment(f"## tool {tool}") as subsegment:
-        subsegment.put_annotation("tool", tool)
-        yield
+def _annotated_segment(active: Tracer, tool: str) -> AbstractContextManager[Any]:
+    from contextlib import contextmanager
+
+    @contextmanager
+    def segment() -> Iterator[None]:
+        with active.provider.in_subsegment(f"## tool {tool}") as subsegment:
+            subsegment.put_annotation("tool", tool)
+            yield
+
+    return segment()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from typing import Any, Protocol
 
-from median_lambda.protocol import IDEMPOTENCY_TABLE_ENV
+from median_lambda.protocol import IDEMPOTENCY_TABLE_ENV, INITIALIZATION_TYPE_ENV, PROVISIONED_INITIALIZATION
 
 # The idempotency table as template.yaml makes it (IdempotencyTable), and Powertools' DynamoDB
 # persistence layer reads it by default: the callId's record under `id`, dropped after `expiration`.
@@ -160,6 +161,12 @@ def forget_what_a_container_keeps() -> None:
     forget_unflushed_metrics()
     forget_invocations()
     forget_what_was_said()
+    if "aws_lambda_powertools.metrics.provider.cold_start" in sys.modules:
+        # Powertools' own flag, which its log_metrics reads before it publishes ColdStart: reset as its Metrics
+        # guide's test fixture resets it (read at its import, where not yet imported: nothing to reset).
+        from aws_lambda_powertools.metrics.provider import cold_start
+
+        cold_start.is_cold_start = os.environ.get(INITIALIZATION_TYPE_ENV) != PROVISIONED_INITIALIZATION
     entry_point = sys.modules.get("median_lambda.app")
     if entry_point is not None:  # not imported for this alone: a test that never called the handler has no key
         entry_point.key_source.forget()

@@ -128,6 +128,14 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     point_boto3_at(None, environment)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Powertools' warning at each call whose tool recorded no metric of its own is silenced in every test, as the
+    handler silences it where it runs (pytest puts the filters back after each test)."""
+    from median_lambda.protocol import EMPTY_FLUSH_WARNING
+
+    config.addinivalue_line("filterwarnings", f"ignore:{EMPTY_FLUSH_WARNING}:UserWarning")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _SESSION_ENVIRONMENT in config.stash:
         config.stash[_SESSION_ENVIRONMENT].undo()
