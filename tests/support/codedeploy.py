@@ -17,18 +17,14 @@ accepted request reported, as (deployment, execution id, status).
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from types import TracebackType
+from tests.support.loopback import LoopbackServer, QuietHandler
 
 TARGET = "CodeDeploy_20141006.PutLifecycleEventHookExecutionStatus"
 STATUSES = ("Pending", "InProgress", "Succeeded", "Failed", "Skipped", "Unknown")
 
 
-class CodeDeployStandIn:
+class CodeDeployStandIn(LoopbackServer):
     """`PutLifecycleEventHookExecutionStatus` on loopback, for the deployments it is told of."""
 
     def __init__(self, *deployments: str) -> None:
@@ -36,7 +32,7 @@ class CodeDeployStandIn:
         self.reports: list[tuple[str, str, str]] = []
         stand_in = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 status, answer = stand_in.answer(
@@ -49,14 +45,7 @@ class CodeDeployStandIn:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's signature
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
+        super().__init__(Handler)
 
     def answer(self, target: str, authorization: str, body: bytes) -> tuple[int, dict[str, str]]:
         if "Credential=" not in authorization or "/codedeploy/aws4_request" not in authorization:
@@ -75,16 +64,3 @@ class CodeDeployStandIn:
             return 400, {"__type": "InvalidLifecycleEventHookExecutionStatusException", "message": str(status)}
         self.reports.append((str(deployment), str(execution), str(status)))
         return 200, {"lifecycleEventHookExecutionId": str(execution)}
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> CodeDeployStandIn:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()

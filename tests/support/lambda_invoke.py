@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import http.client
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from tests.support.loopback import LoopbackServer, QuietHandler
+
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import TracebackType
 
     Runner = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -53,7 +52,7 @@ class LambdaRefusal(Exception):
         self.status, self.code = status, code
 
 
-class LambdaInvokeStandIn:
+class LambdaInvokeStandIn(LoopbackServer):
     """Lambda on loopback: each version's runner for `Invoke`, moto's server for the rest."""
 
     def __init__(self, moto_endpoint: str, runners: dict[str, Runner]) -> None:
@@ -62,7 +61,7 @@ class LambdaInvokeStandIn:
         self._moto = urlsplit(moto_endpoint)
         stand_in = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def _serve(self) -> None:
@@ -81,14 +80,7 @@ class LambdaInvokeStandIn:
 
             do_GET = do_POST = do_PUT = do_DELETE = _serve
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's signature
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
+        super().__init__(Handler)
 
     def invoke(self, path: str, query: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         name = unquote(path[len(INVOKE_PREFIX) : -len(INVOKE_SUFFIX)])
@@ -125,19 +117,6 @@ class LambdaInvokeStandIn:
             return answer.status, kept, answer.read()
         finally:
             connection.close()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> LambdaInvokeStandIn:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 def _error(status: int, code: str, message: str) -> tuple[int, dict[str, str], bytes]:
