@@ -195,7 +195,7 @@ EVERY_TOOL = "(every tool)"
 # and not through Powertools' Metrics, for two reasons. Powertools' metric set is shared by every
 # `Metrics()` in the process, a tool's included: whatever a tool does to it (29 dimensions, default
 # dimensions of its own, a `clear_metrics`) would reach the counts the alarms and a gradual
-# deployment's rollback read (their queries are SCHEMA(namespace, service, tool): a dimension more
+# deployment's rollback read (their queries are SCHEMA(namespace, function_version, service, tool): a dimension more
 # and a series is never read). And through Powertools' public API (EphemeralMetrics: add_dimension,
 # add_metric twice, flush_metrics), a warm POST's metrics cost 213k-223k instructions of a call
 # (callgrind), against 26k for these lines (52k with the tools' shared set published below), and
