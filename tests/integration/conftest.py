@@ -20,12 +20,21 @@ from median_lambda.protocol import DEV_KEY_ENV, KEY_SECRET_ENV, TOOLS_PACKAGE_EN
 from median_lambda.testing import TEST_KEY, FakeLambdaContext, TestAnswer, answer_of
 
 from tests.fault_relay import FaultRelay
+from tests.support.ledger import Ledger
 from tests.support.ports import free_port
+from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from mypy_boto3_secretsmanager import SecretsManagerClient
+
+
+@pytest.fixture
+def ledger() -> Iterator[Ledger]:
+    """A company's HTTP API that counts the writes it takes, on loopback."""
+    with serving_in_a_thread(Ledger(), poll_seconds=0.05) as server:
+        yield server
 
 
 @pytest.fixture

@@ -31,14 +31,14 @@ from median_lambda.testing import FakeLambdaContext, call_body, signed_event
 from pydantic import BaseModel
 
 from tests.fault_relay import FaultRelay
-from tests.support.ledger import Ledger
-from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from median_lambda.authoring.registry import Registry
     from median_lambda.testing import MedianAWS, MedianTestClient, TestAnswer
+
+    from tests.support.ledger import Ledger
 
 # A short function: the tool has about two seconds, its outbound calls half a second less.
 FUNCTION_SECONDS = 4.0
@@ -50,12 +50,6 @@ TRICKLE_SECONDS = 0.2
 
 class RefundInput(BaseModel):
     order: str = "O-1"
-
-
-@pytest.fixture
-def ledger() -> Iterator[Ledger]:
-    with serving_in_a_thread(Ledger(), poll_seconds=0.05) as server:
-        yield server
 
 
 # What a tool computes once its call has come back, each in a network library's code or json's.

@@ -33,8 +33,6 @@ from pydantic import BaseModel
 
 from tests.conftest import AS_DEPLOYED, BOTH
 from tests.fault_relay import FaultRelay
-from tests.support.ledger import Ledger
-from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -43,6 +41,7 @@ if TYPE_CHECKING:
     from median_lambda.testing import MedianTestClient, TestAnswer
 
     from tests.conftest import LogCapture
+    from tests.support.ledger import Ledger
 
 # A short function: the tool has about a second and a half, the trickled answers would take half a minute.
 FUNCTION_SECONDS = 4.0
@@ -59,12 +58,6 @@ CRASHED_LEFT_RUNNING = (
 
 class RefundInput(BaseModel):
     order: str = "O-1"
-
-
-@pytest.fixture
-def ledger() -> Iterator[Ledger]:
-    with serving_in_a_thread(Ledger(), poll_seconds=0.05) as server:
-        yield server
 
 
 @pytest.fixture

@@ -1,10 +1,13 @@
-"""A stand-in's HTTP server on loopback: in a thread of its own from the moment it is made, closed on exit."""
+"""A stand-in's HTTP server on loopback, served from a thread (tests/threaded_server.py) from the moment it is
+made until it is closed; a context manager."""
 
 from __future__ import annotations
 
-import threading
+from contextlib import ExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Self
+
+from tests.threaded_server import serving_in_a_thread
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -18,19 +21,17 @@ class QuietHandler(BaseHTTPRequestHandler):
 
 
 class LoopbackServer:
-    """Serves `handler` at `endpoint` (a free port on 127.0.0.1) until closed; a context manager."""
+    """Serves `handler` at `endpoint` (a free port on 127.0.0.1) until closed."""
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        self._serving = ExitStack()
+        self._serving.enter_context(serving_in_a_thread(server, poll_seconds=0.05))
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._serving.close()
 
     def __enter__(self) -> Self:
         return self
