@@ -149,10 +149,12 @@ def test_a_container_whose_sigalrm_is_anothers_says_once_that_its_limits_are_deg
     ]
     assert "a tool stopped at its deadline goes on running" in said[0]["message"]
     assert "README.md's security guide" in said[0]["message"]
-    # AND counted it once, a metric of the service's own, apart from the tools' metrics
+    # AND counted it once, a metric of the service's and its version's own, apart from the tools' metrics
     emf = [json.loads(line) for line in logs.lines() if line.startswith('{"_aws"')]
     degraded = [document for document in emf if "TimeLimitsDegraded" in document]
-    assert [document["_aws"]["CloudWatchMetrics"][0]["Dimensions"] for document in degraded] == [[["service"]]]
+    assert [document["_aws"]["CloudWatchMetrics"][0]["Dimensions"] for document in degraded] == [
+        [["function_version", "service"]]
+    ]
     assert all("TimeLimitsDegraded" not in document for document in emf if "tool" in document)
 
 
