@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from median_lambda.authoring.settings import STAGE_ENV, forget_configuration
 from median_lambda.devserver.__main__ import _refused_stage, _stage_line, main
+from median_lambda.project.sam_config import named_as_deployed
 from median_lambda.protocol import TOOLS_PACKAGE_ENV
 from median_lambda.runtime.env import shown_path
 
@@ -75,6 +76,10 @@ def test_make_serve_exits_at_once_on_a_misspelt_stage(
 ) -> None:
     # GIVEN MEDIAN_STAGE=stagging
     monkeypatch.setenv(STAGE_ENV, "stagging")
+    # (make serve names its logs and metrics by the project's stack in its own process's environment: in this
+    # one, for this test alone)
+    for name in named_as_deployed():
+        monkeypatch.setenv(name, "")
     # WHEN make serve starts
     code = main()
     # THEN it serves nothing and exits 2, with the reason on one line
