@@ -62,13 +62,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     pytest.skip(f"browser tests skipped: {missing}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServerProcess]:
     with running_devserver(tmp_path_factory.mktemp("devserver")) as running:
         yield running
 
 
-@pytest.fixture(scope="session")
+# Package-scoped, not the session's: Playwright's sync API marks this thread as running its event loop while it is
+# open, and the tests after these (the handler's async tools, asyncio.run in a tool) must find no loop running here.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     from playwright.sync_api import sync_playwright
 

@@ -70,10 +70,10 @@ _HAS_ITIMER = hasattr(signal, "setitimer")  # not on Windows, where `make serve`
 # `_signal.getsignal`, ~0.15 us of an ~87 us warm POST (0.2%): no reason left for the private one.
 _MAIN_THREAD_ID = threading.main_thread().ident
 _PACKAGE = __name__.partition(".")[0]
-# Packages a stop is never raised in (see _on_alarm): median_lambda's own, and asyncio's, whose event loop
-# marks the thread as running it in run_forever's setup and unmarks it in its `finally`. A stop landing in
-# either leaves the thread marked for good: asyncio.run() then refuses to run there ("cannot be called from a
-# running event loop"), in every later call of the container.
+# Packages a stop is never raised in (see _on_alarm): median_lambda's own, and asyncio's. There asyncio's loop
+# runs a callback inside an `except BaseException` that logs the stop as an "Exception in callback" and goes on;
+# and it marks the thread as running it in run_forever's setup and unmarks it in its `finally`, which a stop
+# would leave undone: asyncio.run() refused in every later call of the container.
 _NEVER_STOPPED_IN = frozenset({_PACKAGE, "asyncio"})
 # A limit past its time raises again this often while its code goes on: one that interrupts while
 # it waits on the network, one that stops wherever it is.
