@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import pkgutil
+import signal
 import sys
 import uuid
 from pathlib import Path
@@ -30,6 +31,12 @@ if TYPE_CHECKING:
 
     # The make_event fixture: build_event itself.
     EventBuilder = Callable[..., dict[str, Any]]
+
+# A run a non-interactive shell started in the background (`make test &`, nohup) ignores Ctrl-C, and so would every
+# process a test starts: make serve's Ctrl-C test needs a terminal's. A handler of Python's own is reset to the
+# default in a child, where an ignored signal stays ignored.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # No test may reach AWS: median-lambda's plugin gave the run its own credential and a region, and no
 # profile, before this conftest was imported (median_lambda/testing/pytest_plugin.py).
