@@ -11,11 +11,7 @@ whether the tool succeeded or declined, and every 4xx.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -27,13 +23,13 @@ from median_lambda.protocol import (
     IDEMPOTENCY_TABLE_ENV,
     KEY_SECRET_ENV,
     MAX_RESPONSE_BYTES,
-    TOOLS_PACKAGE_ENV,
 )
 from median_lambda.runtime.observability import Metric
 from median_lambda.testing import FakeLambdaContext, answer_of, call_body, diagnostics_body, signed_event
 from pydantic import BaseModel, field_validator
 
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation at run time
+from tests.support.cold_start import fresh_python
 
 if TYPE_CHECKING:
     from median_lambda.authoring.registry import Registry
@@ -225,17 +221,8 @@ client.call("crashQuotingInput", {"note": "x"})
 
 def test_a_published_versions_metrics_carry_its_number(scratch_registry: Registry) -> None:
     # GIVEN a container Lambda runs for version 7 of the function
-    environment = {**os.environ, FUNCTION_VERSION_ENV: "7", TOOLS_PACKAGE_ENV: os.environ[TOOLS_PACKAGE_ENV]}
     # WHEN it serves a call that succeeds and one whose tool crashes
-    printed = subprocess.run(  # noqa: S603 - our own interpreter, our own code
-        [sys.executable, "-c", PUBLISHED_CONTAINER],
-        env=environment,
-        cwd=Path(__file__).parents[2],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout.splitlines()
+    printed = fresh_python(PUBLISHED_CONTAINER, {FUNCTION_VERSION_ENV: "7"})
     documents = [json.loads(line) for line in printed if line.startswith('{"_aws"')]
     tool_lines = [each for each in documents if "ToolCalls" in each]
     errors = [each for each in documents if Metric.SERVER_ERRORS in each]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,22 @@ from median_lambda.testing import TestAnswer, answer_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+
+def fresh_python(code: str, env: Mapping[str, str]) -> list[str]:
+    """The output lines of a fresh Python running `code` from the repository's root, with `env` over this process's
+    environment: what a new container chooses at import, made anew."""
+    result = subprocess.run(  # noqa: S603 - our own interpreter, our own code
+        [sys.executable, "-c", code],
+        env={**os.environ, **env},
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return result.stdout.splitlines()
+
 
 # What the Lambda runtime does in a new container: import the handler, answer one event. It
 # reports the modules that took, so a test can hold a path to what it must not import.

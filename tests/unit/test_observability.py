@@ -18,6 +18,7 @@ from median_lambda.runtime.observability import Metric
 from median_lambda.testing import FakeLambdaContext, call_body, forget_what_a_container_keeps, http_event, signed_event
 
 from tests.scratch_tools import NoteInput  # noqa: TC001 - @tool reads the annotation at run time
+from tests.support.cold_start import fresh_python
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -73,17 +74,7 @@ def dimensions_and_metrics(emf: dict[str, Any]) -> tuple[set[str], set[str]]:
 
 
 def cold_container(env: dict[str, str], code: str = COLD_CONTAINER) -> list[str]:
-    """The output lines of a fresh Python running `code`: the handler's import-time choices made anew."""
-    result = subprocess.run(  # noqa: S603 - our own interpreter, our own code
-        [sys.executable, "-c", code],
-        env={**os.environ, **env},
-        cwd=Path(__file__).parents[2],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return result.stdout.splitlines()
+    return fresh_python(code, env)
 
 
 @pytest.mark.parametrize(
